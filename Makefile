@@ -1,0 +1,42 @@
+# SPDX-License-Identifier: GPL-2.0
+# Out-of-tree build of sroce.ko. `make` builds against the newest installed
+# Debian kernel headers (found under /lib/modules, not from uname -r);
+# `make KDIR=/path/to/tree` builds against any other kernel tree.
+
+KVER ?= $(shell ls -d /lib/modules/*/build 2>/dev/null | sort -V | tail -n1 | cut -d/ -f4)
+KDIR ?= /lib/modules/$(KVER)/build
+PWD := $(shell pwd)
+
+.PHONY: all modules clean lint sparse check demo deps debug-kernel kunit
+
+all: modules
+
+modules:
+	@test -d "$(KDIR)" || { echo "no kernel build tree at '$(KDIR)': run scripts/deps.sh or set KDIR"; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(PWD) modules
+
+clean:
+	$(MAKE) -C $(KDIR) M=$(PWD) clean
+	rm -rf build
+
+# checkpatch --strict (from linux-source-6.1) over every source file.
+lint:
+	scripts/lint.sh
+
+# sparse over every file (C=2 checks even up-to-date objects).
+sparse:
+	$(MAKE) -C $(KDIR) M=$(PWD) C=2 W=1 modules
+
+deps:
+	scripts/deps.sh
+
+debug-kernel:
+	scripts/debug-kernel.sh
+
+# The README's test command: everything, ending in "N passed, N failed".
+check:
+	scripts/check.sh
+
+# Build, boot two VMs, show the device and its traffic.
+demo:
+	scripts/demo.sh

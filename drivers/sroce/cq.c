@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Completion queues. A user CQ's ring holds struct ib_uverbs_wc slots that
+ * the rxe provider reads directly; a kernel CQ's ring holds struct ib_wc and
+ * is drained by sroce_poll_cq(). The kernel is the only producer; cq->lock
+ * serialises producers with resize, notify and kernel polling.
+ */
+#include <linux/slab.h>
+
+#include "sroce.h"
+
+static size_t sroce_cqe_size(bool user)
+{
+	return user ? sizeof(struct ib_uverbs_wc) : sizeof(struct ib_wc);
+}
+
+/* The consumer index, from user memory for a user CQ. Caller holds cq->lock. */
+static u32 sroce_cq_cons(struct sroce_cq *cq)
+{
+	return cq->user ? sroce_queue_user_cons(&cq->q) : cq->q.cons;
+}
+
+static int sroce_cq_mminfo_to_user(struct sroce_queue *q, struct ib_udata *udata)
+{
+	struct mminfo mi;
+	int err;
+
+	err = sroce_queue_mminfo(q, &mi);
+	if (err)
+		return err;
+	return ib_copy_to_udata(udata, &mi, sizeof(mi));
+}
+
+int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		    struct ib_udata *udata)
+{
+	struct sroce_dev *sdev = to_sdev(ibcq->device);
+	struct sroce_cq *cq = to_scq(ibcq);
+	struct sroce_ucontext *uctx;
+	struct sroce_queue_geom g;
+	int err;
+
+	if (attr->flags)
+		return -EOPNOTSUPP;
+	if (attr->cqe <= 0)
+		return -EINVAL;
+	if (udata && udata->outlen < sizeof(struct rxe_create_cq_resp))
+		return -EINVAL;
+
+	cq->user = !!udata;
+	err = sroce_queue_geom(attr->cqe, sroce_cqe_size(cq->user),
+			       SROCE_MAX_CQE, &g);
+	if (err)
+		return err;
+
+	err = sroce_res_get(sdev, SROCE_RES_CQ);
+	if (err)
+		return err;
+
+	uctx = rdma_udata_to_drv_context(udata, struct sroce_ucontext, ibuc);
+	err = sroce_queue_init(&cq->q, uctx ? &uctx->ibuc : NULL, &g);
+	if (err)
+		goto err_res;
+	if (udata) {
+		err = sroce_cq_mminfo_to_user(&cq->q, udata);
+		if (err)
+			goto err_queue;
+	}
+
+	spin_lock_init(&cq->lock);
+	cq->notify = 0;
+	ibcq->cqe = g.num_slots - 1;
+	return 0;
+
+err_queue:
+	sroce_queue_free(&cq->q);
+err_res:
+	sroce_res_put(sdev, SROCE_RES_CQ);
+	return err;
+}
+
+int sroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
+{
+	struct sroce_cq *cq = to_scq(ibcq);
+
+	sroce_queue_free(&cq->q);
+	sroce_res_put(to_sdev(ibcq->device), SROCE_RES_CQ);
+	return 0;
+}
+
+/**
+ * sroce_resize_cq() - move a CQ to a ring of another size
+ * @ibcq: the CQ
+ * @cqe: entries wanted
+ * @udata: for a user CQ, where the new ring's mminfo goes
+ *
+ * Pending completions move to the new ring in order. The user sees the new
+ * ring's mminfo before the switch; the rxe provider holds its CQ lock across
+ * the command and maps the new ring afterwards.
+ *
+ * Return: 0, -EINVAL if @cqe is out of range or below the number of
+ * pending completions, or another negative errno.
+ */
+int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
+{
+	struct sroce_cq *cq = to_scq(ibcq);
+	struct sroce_ucontext *uctx;
+	struct sroce_queue nq, oq;
+	struct sroce_queue_geom g;
+	u32 cons, n, i;
+	size_t esz;
+	int err;
+
+	if (cqe <= 0)
+		return -EINVAL;
+	if (udata && udata->outlen < sizeof(struct rxe_resize_cq_resp))
+		return -EINVAL;
+	esz = sroce_cqe_size(cq->user);
+	err = sroce_queue_geom(cqe, esz, SROCE_MAX_CQE, &g);
+	if (err)
+		return err;
+
+	uctx = rdma_udata_to_drv_context(udata, struct sroce_ucontext, ibuc);
+	err = sroce_queue_init(&nq, uctx ? &uctx->ibuc : NULL, &g);
+	if (err)
+		return err;
+	if (udata) {
+		err = sroce_cq_mminfo_to_user(&nq, udata);
+		if (err)
+			goto err_free;
+	}
+
+	spin_lock_irq(&cq->lock);
+	cons = sroce_cq_cons(cq);
+	n = sroce_q_count(cq->q.prod, cons, cq->q.index_mask);
+	if (n > g.num_slots - 1) {
+		spin_unlock_irq(&cq->lock);
+		err = -EINVAL;
+		goto err_free;
+	}
+	for (i = 0; i < n; i++)
+		memcpy(sroce_queue_slot(&nq, i),
+		       sroce_queue_slot(&cq->q, cons + i), esz);
+	nq.prod = n;
+	sroce_queue_publish_prod(&nq);
+	oq = cq->q;
+	cq->q = nq;
+	ibcq->cqe = g.num_slots - 1;
+	spin_unlock_irq(&cq->lock);
+
+	sroce_queue_free(&oq);
+	return 0;
+
+err_free:
+	sroce_queue_free(&nq);
+	return err;
+}
+
+/**
+ * sroce_cq_arm_fires() - consume the CQ's arm for a new completion
+ * @notify: the CQ's arm state (0, IB_CQ_SOLICITED or IB_CQ_NEXT_COMP)
+ * @solicited: the completion is solicited (or an error)
+ *
+ * The arm is one-shot: when it fires it is cleared.
+ *
+ * Return: true when the completion handler must be called.
+ */
+bool sroce_cq_arm_fires(u8 *notify, bool solicited)
+{
+	if (*notify == IB_CQ_NEXT_COMP ||
+	    (*notify == IB_CQ_SOLICITED && solicited)) {
+		*notify = 0;
+		return true;
+	}
+	return false;
+}
+
+int sroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
+{
+	struct sroce_cq *cq = to_scq(ibcq);
+	unsigned long irqf;
+	int ret = 0;
+
+	spin_lock_irqsave(&cq->lock, irqf);
+	/* A pending next-completion arm covers a solicited one. */
+	if (cq->notify != IB_CQ_NEXT_COMP)
+		cq->notify = flags & IB_CQ_SOLICITED_MASK;
+	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) &&
+	    cq->q.prod != sroce_cq_cons(cq))
+		ret = 1;
+	spin_unlock_irqrestore(&cq->lock, irqf);
+	return ret;
+}
+
+/**
+ * sroce_cq_post() - add a completion to a CQ
+ * @cq: the CQ
+ * @cqe: the completion, in the CQ's form (uwc for a user CQ, ibwc otherwise)
+ * @solicited: wake a solicited-only arm too
+ *
+ * Callable from any context. On overflow the completion is lost, the CQ's
+ * owner gets IB_EVENT_CQ_ERR and -EBUSY is returned; the caller moves the QP
+ * to the error state.
+ *
+ * Return: 0 or -EBUSY.
+ */
+int sroce_cq_post(struct sroce_cq *cq, const union sroce_cqe *cqe,
+		  bool solicited)
+{
+	unsigned long irqf;
+	bool fire;
+
+	spin_lock_irqsave(&cq->lock, irqf);
+	if (sroce_q_next(cq->q.prod, cq->q.index_mask) == sroce_cq_cons(cq)) {
+		spin_unlock_irqrestore(&cq->lock, irqf);
+		sroce_count(to_sdev(cq->ibcq.device), SROCE_CNT_CQ_OVERFLOW, 1);
+		if (cq->ibcq.event_handler) {
+			struct ib_event ev = {
+				.device = cq->ibcq.device,
+				.element.cq = &cq->ibcq,
+				.event = IB_EVENT_CQ_ERR,
+			};
+
+			cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
+		}
+		return -EBUSY;
+	}
+	if (cq->user)
+		memcpy(sroce_queue_slot(&cq->q, cq->q.prod), &cqe->uwc,
+		       sizeof(cqe->uwc));
+	else
+		memcpy(sroce_queue_slot(&cq->q, cq->q.prod), &cqe->ibwc,
+		       sizeof(cqe->ibwc));
+	cq->q.prod = sroce_q_next(cq->q.prod, cq->q.index_mask);
+	sroce_queue_publish_prod(&cq->q);
+	fire = sroce_cq_arm_fires(&cq->notify, solicited);
+	spin_unlock_irqrestore(&cq->lock, irqf);
+
+	if (fire && cq->ibcq.comp_handler)
+		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+	return 0;
+}
+
+/*
+ * Only kernel CQs are polled here: user space reads its ring directly, and
+ * the legacy POLL_CQ command on a user CQ is refused.
+ */
+int sroce_poll_cq(struct ib_cq *ibcq, int n, struct ib_wc *wc)
+{
+	struct sroce_cq *cq = to_scq(ibcq);
+	unsigned long irqf;
+	int i;
+
+	if (cq->user)
+		return -EOPNOTSUPP;
+
+	spin_lock_irqsave(&cq->lock, irqf);
+	for (i = 0; i < n && cq->q.cons != cq->q.prod; i++) {
+		memcpy(&wc[i], sroce_queue_slot(&cq->q, cq->q.cons),
+		       sizeof(*wc));
+		cq->q.cons = sroce_q_next(cq->q.cons, cq->q.index_mask);
+	}
+	spin_unlock_irqrestore(&cq->lock, irqf);
+	return i;
+}

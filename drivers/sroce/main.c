@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Module init/exit, the `sroce` rdma link type, the netdev notifier and the
+ * list of devices.
+ *
+ * Lifetime: a device is on sroce_devs from `rdma link add` until ib_core
+ * calls sroce_dealloc_driver(), the single place that frees what newlink
+ * took. Lock order: rtnl -> sroce_devs_lock; ib_core's unregistration lock
+ * -> sroce_devs_lock. Nothing waits for an unregistration while holding
+ * sroce_devs_lock.
+ */
+#include <linux/if_arp.h>
+#include <linux/if_vlan.h>
+#include <linux/module.h>
+#include <linux/rtnetlink.h>
+#include <rdma/rdma_netlink.h>
+
+#include "sroce.h"
+#include <sroce/wire.h>
+
+static LIST_HEAD(sroce_devs);
+static DEFINE_MUTEX(sroce_devs_lock);
+
+/*
+ * Worst-case bytes around the payload of one packet: IPv6 (40) + UDP (8) +
+ * BTH (12) + RETH (16) + ImmDt (4) + ICRC (4). RETH+ImmDt is the largest
+ * extension set that travels with payload.
+ */
+#define SROCE_MAX_HDR_OVERHEAD	(40 + 8 + 12 + 16 + 4 + SROCE_ICRC_LEN)
+
+/**
+ * sroce_mtu_from_netdev() - the IB path MTU a netdev MTU can carry
+ * @ndev_mtu: the netdev's MTU (IP packet size)
+ *
+ * Return: the largest of IB_MTU_256..IB_MTU_4096 whose payload plus the
+ * worst-case headers fits; IB_MTU_256 when even that does not fit (the
+ * IP layer then fragments, as with rdma_rxe).
+ */
+enum ib_mtu sroce_mtu_from_netdev(unsigned int ndev_mtu)
+{
+	enum ib_mtu m;
+
+	for (m = IB_MTU_4096; m > IB_MTU_256; m--)
+		if (ib_mtu_enum_to_int(m) + SROCE_MAX_HDR_OVERHEAD <= ndev_mtu)
+			return m;
+	return IB_MTU_256;
+}
+
+static void sroce_port_event(struct sroce_dev *sdev, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = &sdev->ib,
+		.element.port_num = 1,
+		.event = type,
+	};
+
+	ib_dispatch_event(&ev);
+}
+
+/**
+ * sroce_port_update() - follow the netdev's state and MTU
+ * @sdev: device
+ *
+ * Raises PORT_ACTIVE / PORT_ERR when the state changes. Called under rtnl
+ * (notifier) or before registration.
+ */
+void sroce_port_update(struct sroce_dev *sdev)
+{
+	struct net_device *ndev = sdev->ndev;
+	enum ib_port_state st, old;
+
+	st = netif_running(ndev) && netif_carrier_ok(ndev) ?
+	     IB_PORT_ACTIVE : IB_PORT_DOWN;
+	spin_lock_bh(&sdev->port_lock);
+	old = sdev->port_state;
+	sdev->port_state = st;
+	sdev->active_mtu = sroce_mtu_from_netdev(READ_ONCE(ndev->mtu));
+	spin_unlock_bh(&sdev->port_lock);
+
+	if (old == st || !sdev->registered)
+		return;
+	if (st == IB_PORT_ACTIVE) {
+		sroce_port_event(sdev, IB_EVENT_PORT_ACTIVE);
+	} else {
+		sroce_count(sdev, SROCE_CNT_LINK_DOWNED, 1);
+		sroce_port_event(sdev, IB_EVENT_PORT_ERR);
+	}
+	ibdev_info(&sdev->ib, "port %s\n",
+		   st == IB_PORT_ACTIVE ? "active" : "down");
+}
+
+static struct sroce_dev *sroce_find_locked(struct net_device *ndev)
+{
+	struct sroce_dev *sdev;
+
+	lockdep_assert_held(&sroce_devs_lock);
+	list_for_each_entry(sdev, &sroce_devs, list)
+		if (sdev->ndev == ndev)
+			return sdev;
+	return NULL;
+}
+
+/* The one place that releases what sroce_newlink() took. */
+void sroce_dealloc_driver(struct ib_device *ib)
+{
+	struct sroce_dev *sdev = to_sdev(ib);
+
+	mutex_lock(&sroce_devs_lock);
+	list_del(&sdev->list);
+	mutex_unlock(&sroce_devs_lock);
+	free_percpu(sdev->cnt);
+	netdev_put(sdev->ndev, &sdev->ndev_tracker);
+}
+
+static struct sroce_dev *sroce_alloc(struct net_device *ndev)
+{
+	struct sroce_dev *sdev;
+
+	sdev = ib_alloc_device(sroce_dev, ib);
+	if (!sdev)
+		return NULL;
+	sdev->cnt = alloc_percpu(struct sroce_counters);
+	if (!sdev->cnt) {
+		ib_dealloc_device(&sdev->ib);
+		return NULL;
+	}
+	sdev->ndev = ndev;
+	netdev_hold(ndev, &sdev->ndev_tracker, GFP_KERNEL);
+	spin_lock_init(&sdev->port_lock);
+	sdev->port_state = IB_PORT_DOWN;
+	sroce_port_update(sdev);
+	return sdev;
+}
+
+static int sroce_newlink(const char *name, struct net_device *ndev)
+{
+	struct sroce_dev *sdev, *other;
+	bool dying;
+	int err;
+
+	if (ndev->type != ARPHRD_ETHER || is_vlan_dev(ndev)) {
+		pr_err("sroce: %s is not a plain Ethernet device (add sroce to the real device; its VLANs' addresses become GIDs)\n",
+		       netdev_name(ndev));
+		return -EINVAL;
+	}
+
+	/* Under rtnl the netdev cannot start unregistering before it is listed. */
+	rtnl_lock();
+	mutex_lock(&sroce_devs_lock);
+	if (ndev->reg_state != NETREG_REGISTERED) {
+		err = -ENODEV;
+		goto out_unlock;
+	}
+	other = sroce_find_locked(ndev);
+	if (other) {
+		pr_err("sroce: %s already carries %s; one device per netdev\n",
+		       netdev_name(ndev), dev_name(&other->ib.dev));
+		err = -EEXIST;
+		goto out_unlock;
+	}
+	sdev = sroce_alloc(ndev);
+	if (!sdev) {
+		err = -ENOMEM;
+		goto out_unlock;
+	}
+	list_add_tail(&sdev->list, &sroce_devs);
+	mutex_unlock(&sroce_devs_lock);
+	rtnl_unlock();
+
+	err = sroce_register(sdev, name);
+	if (err) {
+		pr_err("sroce: registering %s on %s failed: %d\n", name,
+		       netdev_name(ndev), err);
+		ib_dealloc_device(&sdev->ib);	/* calls sroce_dealloc_driver() */
+		return err;
+	}
+
+	rtnl_lock();
+	mutex_lock(&sroce_devs_lock);
+	sdev->registered = true;
+	dying = sdev->dying;
+	if (!dying)
+		sroce_port_update(sdev);
+	mutex_unlock(&sroce_devs_lock);
+	rtnl_unlock();
+	if (dying)
+		ib_unregister_device_queued(&sdev->ib);
+	else
+		ibdev_info(&sdev->ib, "added on %s\n", netdev_name(ndev));
+	return 0;
+
+out_unlock:
+	mutex_unlock(&sroce_devs_lock);
+	rtnl_unlock();
+	return err;
+}
+
+static struct rdma_link_ops sroce_link_ops = {
+	.type = "sroce",
+	.newlink = sroce_newlink,
+};
+
+static int sroce_netdev_event(struct notifier_block *nb, unsigned long event,
+			      void *ptr)
+{
+	struct net_device *ndev = netdev_notifier_info_to_dev(ptr);
+	struct sroce_dev *sdev;
+
+	mutex_lock(&sroce_devs_lock);
+	sdev = sroce_find_locked(ndev);
+	if (!sdev)
+		goto out;
+
+	switch (event) {
+	case NETDEV_UNREGISTER:
+		if (sdev->registered)
+			ib_unregister_device_queued(&sdev->ib);
+		else
+			sdev->dying = true;
+		break;
+	case NETDEV_UP:
+	case NETDEV_DOWN:
+	case NETDEV_CHANGE:
+	case NETDEV_CHANGEMTU:
+		sroce_port_update(sdev);
+		break;
+	default:
+		break;
+	}
+out:
+	mutex_unlock(&sroce_devs_lock);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block sroce_netdev_nb = {
+	.notifier_call = sroce_netdev_event,
+};
+
+/*
+ * Unregister every device, one at a time: never by driver id, which rdma_rxe
+ * shares. A device whose unregistration is already queued is handled here
+ * too; ib_unregister_device() waits for it.
+ */
+static void sroce_remove_all(void)
+{
+	struct sroce_dev *sdev;
+
+	for (;;) {
+		mutex_lock(&sroce_devs_lock);
+		sdev = list_first_entry_or_null(&sroce_devs, struct sroce_dev,
+						list);
+		if (sdev)
+			get_device(&sdev->ib.dev);
+		mutex_unlock(&sroce_devs_lock);
+		if (!sdev)
+			break;
+		ib_unregister_device(&sdev->ib);
+		put_device(&sdev->ib.dev);
+	}
+}
+
+static int __init sroce_init(void)
+{
+	int err;
+
+	err = sroce_net_init();
+	if (err)
+		return err;
+	err = register_netdevice_notifier(&sroce_netdev_nb);
+	if (err)
+		goto err_net;
+	rdma_link_register(&sroce_link_ops);
+	pr_info("sroce: loaded, version %s\n", SROCE_DRV_VERSION);
+	return 0;
+
+err_net:
+	sroce_net_exit();
+	return err;
+}
+
+static void __exit sroce_exit(void)
+{
+	rdma_link_unregister(&sroce_link_ops);
+	sroce_remove_all();
+	unregister_netdevice_notifier(&sroce_netdev_nb);
+	sroce_net_exit();
+	pr_info("sroce: unloaded\n");
+}
+
+module_init(sroce_init);
+module_exit(sroce_exit);
+
+MODULE_AUTHOR("The sroce developers");
+MODULE_DESCRIPTION("sroce: software RoCEv2 RDMA device over any Ethernet interface");
+MODULE_LICENSE("GPL");
+MODULE_VERSION(SROCE_DRV_VERSION);
+MODULE_ALIAS_RDMA_LINK("sroce");

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Rings shared with user space (SQ, RQ, SRQ, CQ): geometry, allocation,
+ * index publication and the mmap machinery.
+ *
+ * The layout is the rxe provider's: a struct rxe_queue_buf header (geometry,
+ * producer index and consumer index on their own cache lines) followed by
+ * power-of-two slots. Indices are stored masked. The kernel keeps its own
+ * copy of the geometry and of the index it owns, and masks every index it
+ * reads back from the shared page, so a hostile process can corrupt only its
+ * own view of the ring.
+ *
+ * Mappings use ib_core's rdma_user_mmap_entry cookies (per ucontext). The
+ * buffer comes from vmalloc_user() and is mapped with remap_vmalloc_range(),
+ * which takes a reference on every page: a mapping that outlives the object
+ * keeps its pages, and the buffer is freed once both the object has dropped
+ * its entry and no mmap() of it is in progress.
+ */
+#include <linux/log2.h>
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#include "sroce.h"
+
+struct sroce_mmap {
+	struct rdma_user_mmap_entry	entry;
+	void				*buf;
+};
+
+/**
+ * sroce_queue_geom() - size a ring
+ * @req: number of entries the consumer asked for, >= 1
+ * @elem_size: bytes one entry needs
+ * @max: the device limit for @req
+ * @g: result
+ *
+ * A slot is @elem_size rounded up to a cache line and to a power of two; the
+ * slot count is (@req + 1) rounded up to a power of two, because one slot
+ * always stays empty. The usable capacity, num_slots - 1, is what the caller
+ * reports back (cq->cqe, max_wr).
+ *
+ * Return: 0, or -EINVAL when @req is 0 or above @max.
+ */
+int sroce_queue_geom(u32 req, size_t elem_size, u32 max,
+		     struct sroce_queue_geom *g)
+{
+	size_t slot;
+
+	if (!req || req > max || !elem_size || elem_size > PAGE_SIZE)
+		return -EINVAL;
+	slot = roundup_pow_of_two(max_t(size_t, elem_size, SMP_CACHE_BYTES));
+	g->log2_elem = ilog2(slot);
+	g->num_slots = roundup_pow_of_two((unsigned long)req + 1);
+	g->buf_size = PAGE_ALIGN(sizeof(struct rxe_queue_buf) +
+				 ((size_t)g->num_slots << g->log2_elem));
+	return 0;
+}
+
+/**
+ * sroce_queue_init() - allocate a ring
+ * @q: the ring
+ * @uctx: user context that will map it, or NULL for a kernel consumer
+ * @g: geometry from sroce_queue_geom()
+ *
+ * Return: 0 or a negative errno; on error nothing is held.
+ */
+int sroce_queue_init(struct sroce_queue *q, struct ib_ucontext *uctx,
+		     const struct sroce_queue_geom *g)
+{
+	struct sroce_mmap *m = NULL;
+	int err;
+
+	q->buf = uctx ? vmalloc_user(g->buf_size) : vzalloc(g->buf_size);
+	if (!q->buf)
+		return -ENOMEM;
+	q->buf_size = g->buf_size;
+	q->index_mask = g->num_slots - 1;
+	q->log2_elem = g->log2_elem;
+	q->prod = 0;
+	q->cons = 0;
+	q->buf->log2_elem_size = g->log2_elem;
+	q->buf->index_mask = q->index_mask;
+	q->mmap = NULL;
+	if (!uctx)
+		return 0;
+
+	m = kzalloc(sizeof(*m), GFP_KERNEL);
+	if (!m) {
+		err = -ENOMEM;
+		goto err_buf;
+	}
+	m->buf = q->buf;
+	err = rdma_user_mmap_entry_insert(uctx, &m->entry, g->buf_size);
+	if (err)
+		goto err_m;
+	q->mmap = m;
+	return 0;
+
+err_m:
+	kfree(m);
+err_buf:
+	vfree(q->buf);
+	q->buf = NULL;
+	return err;
+}
+
+/**
+ * sroce_queue_free() - drop the object's hold on a ring
+ * @q: the ring
+ *
+ * For a user ring the buffer goes when ib_core drops the last reference to
+ * its mmap entry (sroce_mmap_free()); pages already mapped stay with the
+ * mapping until munmap.
+ */
+void sroce_queue_free(struct sroce_queue *q)
+{
+	if (q->mmap)
+		rdma_user_mmap_entry_remove(&q->mmap->entry);
+	else
+		vfree(q->buf);
+	q->buf = NULL;
+	q->mmap = NULL;
+}
+
+int sroce_queue_mminfo(struct sroce_queue *q, struct mminfo *mi)
+{
+	if (!q->mmap)
+		return -EINVAL;
+	mi->offset = rdma_user_mmap_get_offset(&q->mmap->entry);
+	mi->size = q->buf_size;
+	mi->pad = 0;
+	return 0;
+}
+
+/* The consumer index user space owns, made safe to use. */
+u32 sroce_queue_user_cons(struct sroce_queue *q)
+{
+	return smp_load_acquire(&q->buf->consumer_index) & q->index_mask;
+}
+
+/* The producer index user space owns, made safe to use. */
+u32 sroce_queue_user_prod(struct sroce_queue *q)
+{
+	return smp_load_acquire(&q->buf->producer_index) & q->index_mask;
+}
+
+/* Make slots written up to q->prod visible to the consumer. */
+void sroce_queue_publish_prod(struct sroce_queue *q)
+{
+	smp_store_release(&q->buf->producer_index, q->prod);
+}
+
+/* Hand slots consumed up to q->cons back to the producer. */
+void sroce_queue_publish_cons(struct sroce_queue *q)
+{
+	smp_store_release(&q->buf->consumer_index, q->cons);
+}
+
+int sroce_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
+{
+	struct rdma_user_mmap_entry *entry;
+	struct sroce_mmap *m;
+	int err;
+
+	entry = rdma_user_mmap_entry_get(uctx, vma);
+	if (!entry)
+		return -EINVAL;
+	m = container_of(entry, struct sroce_mmap, entry);
+	err = remap_vmalloc_range(vma, m->buf, 0);
+	rdma_user_mmap_entry_put(entry);
+	return err;
+}
+
+void sroce_mmap_free(struct rdma_user_mmap_entry *entry)
+{
+	struct sroce_mmap *m = container_of(entry, struct sroce_mmap, entry);
+
+	vfree(m->buf);
+	kfree(m);
+}

@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * sroce: the module's shared types. One header for the whole driver; the
+ * wire format lives in include/sroce/wire.h.
+ */
+#ifndef SROCE_H
+#define SROCE_H
+
+#include <linux/list.h>
+#include <linux/netdevice.h>
+#include <linux/percpu.h>
+#include <linux/spinlock.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>
+#include <uapi/rdma/rdma_user_rxe.h>
+
+#include "compat.h"
+
+#define SROCE_DRV_VERSION	"0.1.0"
+/* Shown by ibv_devinfo as fw_ver major.minor.sub (bits 47:32, 31:16, 15:0). */
+#define SROCE_FW_VER		(((u64)0 << 32) | ((u64)1 << 16) | 0)
+#define SROCE_VENDOR_ID		0xffffff
+#define SROCE_UVERBS_ABI	2	/* the rxe provider's */
+
+/*
+ * Device limits. Every one is enforced by the object code that uses it;
+ * ibv_devinfo shows exactly these.
+ */
+enum sroce_limits {
+	SROCE_MAX_UCONTEXT	= 512,
+	SROCE_MAX_PD		= 0x10000,
+	SROCE_MAX_CQ		= 0x4000,
+	SROCE_MAX_CQE		= 0xffff,	/* slots = 0x10000 */
+	SROCE_MAX_QP		= 0x4000,
+	SROCE_MAX_QP_WR		= 0x7fff,
+	SROCE_MAX_SGE		= 32,
+	SROCE_MAX_SGE_RD	= 32,
+	SROCE_MAX_INLINE	= 512,
+	SROCE_MAX_MR		= 0x10000,
+	SROCE_MAX_MW		= 0x10000,
+	SROCE_MAX_AH		= 0x10000,
+	SROCE_MAX_SRQ		= 0x4000,
+	SROCE_MAX_SRQ_WR	= 0x7fff,
+	SROCE_MAX_QP_RD_ATOM	= 128,
+	SROCE_MAX_MCAST_GRP	= 8192,
+	SROCE_MAX_MCAST_QP	= 56,
+	SROCE_MAX_PKEYS		= 1,
+	SROCE_GID_TBL_LEN	= 1024,
+	SROCE_MAX_FAST_REG_PAGES = 512,
+	SROCE_LOCAL_ACK_DELAY	= 15,
+};
+
+#define SROCE_MAX_MR_SIZE	BIT_ULL(40)
+#define SROCE_PAGE_SIZE_CAP	0xfffff000ULL
+
+/* Objects counted against the limits above. */
+enum sroce_res {
+	SROCE_RES_UCONTEXT,
+	SROCE_RES_PD,
+	SROCE_RES_CQ,
+	SROCE_RES_NUM,
+};
+
+/* Per-device counters, shown by `rdma statistic show`. */
+enum sroce_counter {
+	SROCE_CNT_RX_PKTS,
+	SROCE_CNT_RX_BYTES,
+	SROCE_CNT_TX_PKTS,
+	SROCE_CNT_TX_BYTES,
+	SROCE_CNT_RX_DROP_MALFORMED,
+	SROCE_CNT_RX_DROP_NO_DEV,
+	SROCE_CNT_RX_DROP_NO_QP,
+	SROCE_CNT_CQ_OVERFLOW,
+	SROCE_CNT_LINK_DOWNED,
+	SROCE_CNT_NUM,
+};
+
+struct sroce_counters {
+	u64	c[SROCE_CNT_NUM];
+};
+
+struct sroce_dev {
+	struct ib_device	ib;
+	struct net_device	*ndev;
+	netdevice_tracker	ndev_tracker;
+	struct list_head	list;		/* sroce_devs, under sroce_devs_lock */
+	bool			registered;	/* guarded by sroce_devs_lock */
+	bool			dying;		/* netdev left before we registered */
+
+	spinlock_t		port_lock;	/* port_state, active_mtu */
+	enum ib_port_state	port_state;
+	enum ib_mtu		active_mtu;
+
+	atomic_t		res[SROCE_RES_NUM];
+	struct sroce_counters __percpu *cnt;
+};
+
+static inline struct sroce_dev *to_sdev(struct ib_device *ib)
+{
+	return container_of(ib, struct sroce_dev, ib);
+}
+
+static inline void sroce_count(struct sroce_dev *sdev, enum sroce_counter c,
+			       u64 n)
+{
+	this_cpu_add(sdev->cnt->c[c], n);
+}
+
+/* A ring shared with (or, for kernel consumers, shaped like) user space. */
+struct sroce_queue_geom {
+	u32	num_slots;	/* power of two; capacity is num_slots - 1 */
+	u32	log2_elem;
+	size_t	buf_size;	/* header + slots, page aligned */
+};
+
+struct sroce_mmap;
+
+struct sroce_queue {
+	struct rxe_queue_buf	*buf;
+	struct sroce_mmap	*mmap;	/* NULL for kernel consumers */
+	u32			index_mask;
+	u32			log2_elem;
+	u32			prod;	/* private copy when the kernel produces */
+	u32			cons;	/* private copy when the kernel consumes */
+	size_t			buf_size;
+};
+
+struct sroce_ucontext {
+	struct ib_ucontext	ibuc;
+};
+
+struct sroce_pd {
+	struct ib_pd		ibpd;
+};
+
+struct sroce_cq {
+	struct ib_cq		ibcq;
+	spinlock_t		lock;		/* q producer side, notify */
+	struct sroce_queue	q;
+	u8			notify;		/* 0 or IB_CQ_SOLICITED/NEXT_COMP */
+	bool			user;
+};
+
+/* What the completer hands to a CQ: the user or kernel form of a WC. */
+union sroce_cqe {
+	struct ib_uverbs_wc	uwc;
+	struct ib_wc		ibwc;
+};
+
+static inline struct sroce_cq *to_scq(struct ib_cq *ibcq)
+{
+	return container_of(ibcq, struct sroce_cq, ibcq);
+}
+
+/* main.c */
+enum ib_mtu sroce_mtu_from_netdev(unsigned int ndev_mtu);
+void sroce_port_update(struct sroce_dev *sdev);
+void sroce_dealloc_driver(struct ib_device *ib);
+
+/* verbs.c */
+int sroce_register(struct sroce_dev *sdev, const char *name);
+int sroce_res_get(struct sroce_dev *sdev, enum sroce_res r);
+void sroce_res_put(struct sroce_dev *sdev, enum sroce_res r);
+
+/* queue.c */
+int sroce_queue_geom(u32 req, size_t elem_size, u32 max,
+		     struct sroce_queue_geom *g);
+int sroce_queue_init(struct sroce_queue *q, struct ib_ucontext *uctx,
+		     const struct sroce_queue_geom *g);
+void sroce_queue_free(struct sroce_queue *q);
+int sroce_queue_mminfo(struct sroce_queue *q, struct mminfo *mi);
+u32 sroce_queue_user_cons(struct sroce_queue *q);
+u32 sroce_queue_user_prod(struct sroce_queue *q);
+void sroce_queue_publish_prod(struct sroce_queue *q);
+void sroce_queue_publish_cons(struct sroce_queue *q);
+int sroce_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
+void sroce_mmap_free(struct rdma_user_mmap_entry *entry);
+
+static inline u32 sroce_q_count(u32 prod, u32 cons, u32 mask)
+{
+	return (prod - cons) & mask;
+}
+
+static inline u32 sroce_q_next(u32 i, u32 mask)
+{
+	return (i + 1) & mask;
+}
+
+static inline void *sroce_queue_slot(const struct sroce_queue *q, u32 i)
+{
+	return q->buf->data + ((size_t)(i & q->index_mask) << q->log2_elem);
+}
+
+/* cq.c */
+int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		    struct ib_udata *udata);
+int sroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
+int sroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+int sroce_poll_cq(struct ib_cq *ibcq, int n, struct ib_wc *wc);
+int sroce_cq_post(struct sroce_cq *cq, const union sroce_cqe *cqe,
+		  bool solicited);
+bool sroce_cq_arm_fires(u8 *notify, bool solicited);
+
+/* net.c */
+int sroce_net_init(void);
+void sroce_net_exit(void);
+struct sroce_dev *sroce_dev_get_by_netdev(struct net_device *ndev);
+
+/*
+ * Keys of MRs and MWs: (index << 8) | key8, the layout the rxe provider
+ * relies on for memory windows. The key byte changes on every reuse of an
+ * index so that a stale key does not match a new object.
+ */
+static inline u32 sroce_key_make(u32 index, u8 key8)
+{
+	return (index << 8) | key8;
+}
+
+static inline u32 sroce_key_index(u32 key)
+{
+	return key >> 8;
+}
+
+static inline u8 sroce_key_byte(u32 key)
+{
+	return key & 0xff;
+}
+
+/* The key byte to use after @key8: never 0, so key 0 never names an MR. */
+static inline u8 sroce_key_next(u8 key8)
+{
+	return key8 == 0xff ? 1 : key8 + 1;
+}
+
+#endif /* SROCE_H */

@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The ib_device_ops table, query verbs, user contexts, PDs, counters and
+ * device registration.
+ */
+#include <linux/percpu.h>
+#include <net/addrconf.h>
+#include <rdma/ib_mad.h>
+
+#include "sroce.h"
+
+static const u32 sroce_res_max[SROCE_RES_NUM] = {
+	[SROCE_RES_UCONTEXT]	= SROCE_MAX_UCONTEXT,
+	[SROCE_RES_PD]		= SROCE_MAX_PD,
+	[SROCE_RES_CQ]		= SROCE_MAX_CQ,
+};
+
+/**
+ * sroce_res_get() - count one more object against the device limit
+ * @sdev: device
+ * @r: object type
+ *
+ * Return: 0, or -ENOMEM when the device already has the maximum.
+ */
+int sroce_res_get(struct sroce_dev *sdev, enum sroce_res r)
+{
+	if (atomic_inc_return(&sdev->res[r]) > sroce_res_max[r]) {
+		atomic_dec(&sdev->res[r]);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void sroce_res_put(struct sroce_dev *sdev, enum sroce_res r)
+{
+	atomic_dec(&sdev->res[r]);
+}
+
+static int sroce_query_device(struct ib_device *ib, struct ib_device_attr *a,
+			      struct ib_udata *udata)
+{
+	/* The rxe ABI carries no driver data here. */
+	if (udata->inlen || udata->outlen)
+		return -EINVAL;
+
+	memset(a, 0, sizeof(*a));
+	a->fw_ver = SROCE_FW_VER;
+	a->sys_image_guid = ib->node_guid;
+	a->max_mr_size = SROCE_MAX_MR_SIZE;
+	a->page_size_cap = SROCE_PAGE_SIZE_CAP;
+	a->vendor_id = SROCE_VENDOR_ID;
+	a->hw_ver = 0;
+	a->max_qp = SROCE_MAX_QP;
+	a->max_qp_wr = SROCE_MAX_QP_WR;
+	a->device_cap_flags = IB_DEVICE_SYS_IMAGE_GUID |
+			      IB_DEVICE_PORT_ACTIVE_EVENT;
+	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	a->max_send_sge = SROCE_MAX_SGE;
+	a->max_recv_sge = SROCE_MAX_SGE;
+	a->max_sge_rd = SROCE_MAX_SGE_RD;
+	a->max_cq = SROCE_MAX_CQ;
+	a->max_cqe = SROCE_MAX_CQE;
+	a->max_mr = SROCE_MAX_MR;
+	a->max_mw = SROCE_MAX_MW;
+	a->max_pd = SROCE_MAX_PD;
+	a->max_qp_rd_atom = SROCE_MAX_QP_RD_ATOM;
+	a->max_qp_init_rd_atom = SROCE_MAX_QP_RD_ATOM;
+	a->max_res_rd_atom = SROCE_MAX_QP_RD_ATOM * SROCE_MAX_QP;
+	a->atomic_cap = IB_ATOMIC_NONE;
+	a->max_mcast_grp = SROCE_MAX_MCAST_GRP;
+	a->max_mcast_qp_attach = SROCE_MAX_MCAST_QP;
+	a->max_total_mcast_qp_attach = SROCE_MAX_MCAST_GRP * SROCE_MAX_MCAST_QP;
+	a->max_ah = SROCE_MAX_AH;
+	a->max_srq = SROCE_MAX_SRQ;
+	a->max_srq_wr = SROCE_MAX_SRQ_WR;
+	a->max_srq_sge = SROCE_MAX_SGE;
+	a->max_fast_reg_page_list_len = SROCE_MAX_FAST_REG_PAGES;
+	a->max_pkeys = SROCE_MAX_PKEYS;
+	a->local_ca_ack_delay = SROCE_LOCAL_ACK_DELAY;
+	return 0;
+}
+
+static int sroce_query_port(struct ib_device *ib, u32 port,
+			    struct ib_port_attr *a)
+{
+	struct sroce_dev *sdev = to_sdev(ib);
+	int err;
+
+	/* ib_core has zeroed *a. */
+	spin_lock_bh(&sdev->port_lock);
+	a->state = sdev->port_state;
+	a->active_mtu = sdev->active_mtu;
+	spin_unlock_bh(&sdev->port_lock);
+	a->phys_state = a->state == IB_PORT_ACTIVE ?
+			IB_PORT_PHYS_STATE_LINK_UP : IB_PORT_PHYS_STATE_DISABLED;
+	a->max_mtu = IB_MTU_4096;
+	a->gid_tbl_len = SROCE_GID_TBL_LEN;
+	a->port_cap_flags = IB_PORT_CM_SUP;
+	a->max_msg_sz = 1U << 31;
+	a->pkey_tbl_len = SROCE_MAX_PKEYS;
+	a->max_vl_num = 1;
+	a->ip_gids = true;
+	err = ib_get_eth_speed(ib, port, &a->active_speed, &a->active_width);
+	return err;
+}
+
+static int sroce_query_pkey(struct ib_device *ib, u32 port, u16 index,
+			    u16 *pkey)
+{
+	if (index >= SROCE_MAX_PKEYS)
+		return -EINVAL;
+	*pkey = IB_DEFAULT_PKEY_FULL;
+	return 0;
+}
+
+static int sroce_modify_device(struct ib_device *ib, int mask,
+			       struct ib_device_modify *attr)
+{
+	if (mask & ~(IB_DEVICE_MODIFY_SYS_IMAGE_GUID |
+		     IB_DEVICE_MODIFY_NODE_DESC))
+		return -EOPNOTSUPP;
+	if (mask & IB_DEVICE_MODIFY_NODE_DESC)
+		memcpy(ib->node_desc, attr->node_desc, IB_DEVICE_NODE_DESC_MAX);
+	/* sys_image_guid is derived from the node GUID; nothing to keep. */
+	return 0;
+}
+
+static int sroce_port_immutable(struct ib_device *ib, u32 port,
+				struct ib_port_immutable *im)
+{
+	struct ib_port_attr a = {};
+	int err;
+
+	err = ib_query_port(ib, port, &a);
+	if (err)
+		return err;
+	im->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+	im->pkey_tbl_len = a.pkey_tbl_len;
+	im->gid_tbl_len = a.gid_tbl_len;
+	im->max_mad_size = IB_MGMT_MAD_SIZE;
+	return 0;
+}
+
+static enum rdma_link_layer sroce_link_layer(struct ib_device *ib, u32 port)
+{
+	return IB_LINK_LAYER_ETHERNET;
+}
+
+static int sroce_alloc_ucontext(struct ib_ucontext *uc, struct ib_udata *udata)
+{
+	return sroce_res_get(to_sdev(uc->device), SROCE_RES_UCONTEXT);
+}
+
+static void sroce_dealloc_ucontext(struct ib_ucontext *uc)
+{
+	sroce_res_put(to_sdev(uc->device), SROCE_RES_UCONTEXT);
+}
+
+static int sroce_alloc_pd(struct ib_pd *pd, struct ib_udata *udata)
+{
+	return sroce_res_get(to_sdev(pd->device), SROCE_RES_PD);
+}
+
+static int sroce_dealloc_pd(struct ib_pd *pd, struct ib_udata *udata)
+{
+	sroce_res_put(to_sdev(pd->device), SROCE_RES_PD);
+	return 0;
+}
+
+static const struct rdma_stat_desc sroce_counter_desc[SROCE_CNT_NUM] = {
+	[SROCE_CNT_RX_PKTS].name		= "rx_packets",
+	[SROCE_CNT_RX_BYTES].name		= "rx_bytes",
+	[SROCE_CNT_TX_PKTS].name		= "tx_packets",
+	[SROCE_CNT_TX_BYTES].name		= "tx_bytes",
+	[SROCE_CNT_RX_DROP_MALFORMED].name	= "rx_drop_malformed",
+	[SROCE_CNT_RX_DROP_NO_DEV].name		= "rx_drop_no_dev",
+	[SROCE_CNT_RX_DROP_NO_QP].name		= "rx_drop_no_qp",
+	[SROCE_CNT_CQ_OVERFLOW].name		= "cq_overflow",
+	[SROCE_CNT_LINK_DOWNED].name		= "link_downed",
+};
+
+static struct rdma_hw_stats *sroce_alloc_port_stats(struct ib_device *ib,
+						    u32 port)
+{
+	return rdma_alloc_hw_stats_struct(sroce_counter_desc, SROCE_CNT_NUM,
+					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+static int sroce_get_hw_stats(struct ib_device *ib, struct rdma_hw_stats *st,
+			      u32 port, int index)
+{
+	struct sroce_dev *sdev = to_sdev(ib);
+	int cpu, c;
+
+	for (c = 0; c < SROCE_CNT_NUM; c++) {
+		u64 sum = 0;
+
+		for_each_possible_cpu(cpu)
+			sum += per_cpu_ptr(sdev->cnt, cpu)->c[c];
+		st->value[c] = sum;
+	}
+	return SROCE_CNT_NUM;
+}
+
+static ssize_t parent_show(struct device *device,
+			   struct device_attribute *attr, char *buf)
+{
+	struct sroce_dev *sdev =
+		rdma_device_to_drv_device(device, struct sroce_dev, ib);
+
+	return sysfs_emit(buf, "%s\n", netdev_name(sdev->ndev));
+}
+static DEVICE_ATTR_RO(parent);
+
+static struct attribute *sroce_attrs[] = {
+	&dev_attr_parent.attr,
+	NULL
+};
+
+static const struct attribute_group sroce_attr_group = {
+	.attrs = sroce_attrs,
+};
+
+static const struct ib_device_ops sroce_dev_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = RDMA_DRIVER_RXE,
+	.uverbs_abi_ver = SROCE_UVERBS_ABI,
+
+	.alloc_hw_port_stats = sroce_alloc_port_stats,
+	.alloc_pd = sroce_alloc_pd,
+	.alloc_ucontext = sroce_alloc_ucontext,
+	.create_cq = sroce_create_cq,
+	.dealloc_driver = sroce_dealloc_driver,
+	.dealloc_pd = sroce_dealloc_pd,
+	.dealloc_ucontext = sroce_dealloc_ucontext,
+	.destroy_cq = sroce_destroy_cq,
+	.device_group = &sroce_attr_group,
+	.get_hw_stats = sroce_get_hw_stats,
+	.get_link_layer = sroce_link_layer,
+	.get_port_immutable = sroce_port_immutable,
+	.mmap = sroce_mmap,
+	.mmap_free = sroce_mmap_free,
+	.modify_device = sroce_modify_device,
+	.poll_cq = sroce_poll_cq,
+	.query_device = sroce_query_device,
+	.query_pkey = sroce_query_pkey,
+	.query_port = sroce_query_port,
+	.req_notify_cq = sroce_req_notify_cq,
+	.resize_cq = sroce_resize_cq,
+
+	INIT_RDMA_OBJ_SIZE(ib_cq, sroce_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_pd, sroce_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, sroce_ucontext, ibuc),
+};
+
+/**
+ * sroce_register() - register a prepared device with ib_core
+ * @sdev: device with ndev set
+ * @name: ib_device name from `rdma link add`
+ *
+ * Return: 0 or a negative errno; on error the caller still owns @sdev and
+ * frees it with ib_dealloc_device().
+ */
+int sroce_register(struct sroce_dev *sdev, const char *name)
+{
+	struct ib_device *ib = &sdev->ib;
+	int err;
+
+	strscpy(ib->node_desc, "sroce", sizeof(ib->node_desc));
+	ib->node_type = RDMA_NODE_IB_CA;
+	ib->phys_port_cnt = 1;
+	ib->num_comp_vectors = num_possible_cpus();
+	ib->local_dma_lkey = 0;
+	addrconf_addr_eui48((unsigned char *)&ib->node_guid,
+			    sdev->ndev->dev_addr);
+	/* The rxe provider rings the SQ doorbell and arms CQs with these. */
+	ib->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
+			       BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
+	ib_set_device_ops(ib, &sroce_dev_ops);
+
+	err = ib_device_set_netdev(ib, sdev->ndev, 1);
+	if (err)
+		return err;
+	return ib_register_device(ib, name, NULL);
+}

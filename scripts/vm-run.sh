@@ -1,0 +1,161 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Boot one or two throwaway QEMU guests on the host's read-only root, run a
+# command from the project tree in each (scripts/guest-init.sh), and fail
+# unless every guest's command exited 0 and no kernel log shows a splat.
+# Modules are only ever loaded inside these guests, never on the host.
+set -euo pipefail
+usage() {
+	cat >&2 <<'EOF'
+usage: vm-run.sh --kernel debian|debug --out DIR [--vms 1|2] [--cpus N]
+                 [--mem MB] [--timeout SEC] -- COMMAND [ARGS...]
+  In each guest COMMAND runs from the tree with SROCE_VM_INDEX, SROCE_VM_COUNT,
+  SROCE_OUT (DIR/vmN), SROCE_SHARED (DIR/shared), SROCE_TREE, SROCE_KERNEL.
+  SROCE_KVM=1 uses KVM instead of TCG (KVM guests hang on some hosts).
+EOF
+	exit 2
+}
+here=$(cd "$(dirname "$0")" && pwd)
+tree=$(dirname "$here")
+
+opt_kernel= opt_out= opt_vms=1 opt_cpus= opt_mem=1024 opt_timeout=600
+while [ $# -gt 0 ]; do
+	case $1 in
+	--kernel | --out | --vms | --cpus | --mem | --timeout)
+		[ $# -ge 2 ] || usage
+		printf -v "opt_${1#--}" '%s' "$2"
+		shift 2 ;;
+	--) shift; break ;;
+	*) usage ;;
+	esac
+done
+[ $# -ge 1 ] && [ -n "$opt_out" ] || usage
+[[ $opt_vms =~ ^[12]$ ]] || usage
+: "${opt_cpus:=$((3 - opt_vms))}"	# two vCPUs for one guest, one each for two
+for v in "$opt_cpus" "$opt_mem" "$opt_timeout"; do
+	[[ $v =~ ^[1-9][0-9]*$ ]] || usage
+done
+
+# A relative script path is resolved here; the guest sees the same path.
+[ -f "$1" ] && set -- "$(realpath "$1")" "${@:2}"
+cmd=$(printf '%q ' "$@")
+# The kernel command line has no escape for a double quote.
+[[ $cmd != *'"'* ]] || { echo "vm-run: COMMAND may not contain '\"'" >&2; exit 2; }
+
+case $opt_kernel in
+debian)
+	# The newest Debian kernel that is installed, never the host's uname -r.
+	for k in $(ls /lib/modules | sort -V); do
+		[ -f "/boot/vmlinuz-$k" ] && kver=$k
+	done
+	bzimage=/boot/vmlinuz-${kver:?no kernel in /lib/modules with a /boot/vmlinuz}
+	initrd=$("$here/initramfs.sh" "$kver")
+	extra=
+	;;
+debug)
+	d=$("$here/debug-kernel.sh")
+	bzimage=$d/bzImage
+	initrd=$("$here/initramfs.sh" "$(cat "$d/release")" "$d/mods")
+	extra="kmemleak=on SROCE_MODDIR=$d/mods"
+	;;
+*) usage ;;
+esac
+
+mkdir -p "$opt_out"
+out=$(realpath "$opt_out")
+rm -rf "$out"/vm[0-9] "$out/shared"	# stale rc or barrier files would lie
+mkdir -p "$out/shared"
+
+# Two UDP ports on loopback; guest i sends to the other's. A single guest
+# sends to a port nobody listens on, so its eth0 exists but goes nowhere.
+free_port() {
+	local p
+	for _ in $(seq 100); do
+		p=$((20000 + RANDOM % 40000))
+		[ -z "$(ss -Hnua "sport = :$p")" ] && [ "$p" != "${1:-}" ] &&
+			{ echo "$p"; return; }
+	done
+	echo "vm-run: no free UDP port" >&2
+	return 1
+}
+port0=$(free_port)
+port1=$(free_port "$port0")
+ports=("$port0" "$port1")
+
+accel=tcg cpu=max
+[ "${SROCE_KVM:-0}" != 1 ] || accel=kvm cpu=host
+
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do
+		kill "$p" 2>/dev/null || true
+	done
+	wait
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+share() {	# share ID PATH TAG [readonly=on]
+	echo "-fsdev local,id=$1,path=$2,security_model=none,multidevs=remap${4:+,$4}"
+	echo "-device virtio-9p-pci,fsdev=$1,mount_tag=$3"
+}
+start=$(date +%s)
+for ((i = 0; i < opt_vms; i++)); do
+	mkdir -p "$out/vm$i"
+	append="console=ttyS0 loglevel=5 panic=-1 $extra SROCE_INIT=$here/guest-init.sh"
+	append+=" SROCE_VM_INDEX=$i SROCE_VM_COUNT=$opt_vms SROCE_KERNEL=$opt_kernel"
+	append+=" SROCE_TREE=$tree SROCE_TIMEOUT=$opt_timeout SROCE_CMD=\"$cmd\""
+	# shellcheck disable=SC2046 # share() output is meant to be split
+	qemu-system-x86_64 -machine "pc,accel=$accel" -cpu "$cpu" \
+		-smp "$opt_cpus" -m "$opt_mem" \
+		-nodefaults -display none -no-reboot \
+		-serial "file:$out/vm$i/console.log" \
+		-kernel "$bzimage" -initrd "$initrd" -append "$append" \
+		$(share root / hostroot readonly=on) \
+		$(share tree "$tree" tree readonly=on) \
+		$(share out "$out" out) \
+		-netdev "socket,id=n0,udp=127.0.0.1:${ports[1 - i]},localaddr=127.0.0.1:${ports[i]}" \
+		-device "virtio-net-pci,netdev=n0,mac=52:54:00:12:34:0$i" \
+		< /dev/null > "$out/vm$i/qemu.log" 2>&1 &
+	pids+=($!)
+done
+
+# Poll rather than wait: each guest's run time is wanted, and a guest that
+# hangs must be killed at the deadline.
+secs=()
+while :; do
+	now=$(date +%s)
+	running=0
+	for i in "${!pids[@]}"; do
+		[ -z "${secs[i]:-}" ] || continue
+		if kill -0 "${pids[i]}" 2>/dev/null; then
+			running=1
+		else
+			secs[i]=$((now - start))
+		fi
+	done
+	[ $running = 1 ] && [ "$now" -lt $((start + opt_timeout)) ] || break
+	sleep 1
+done
+
+status=0
+summary=()
+for ((i = 0; i < opt_vms; i++)); do
+	dir=$out/vm$i
+	time=${secs[i]:-timeout after ${opt_timeout}}s
+	[ -n "${secs[i]:-}" ] || status=1
+	rc=$(cat "$dir/rc" 2>/dev/null || echo missing)
+	[ "$rc" = 0 ] || status=1
+	logs=("$dir/console.log")
+	[ -f "$dir/dmesg.log" ] && logs+=("$dir/dmesg.log")
+	if "$here/check-splat.sh" "${logs[@]}"; then
+		verdict=clean
+	else
+		verdict=SPLAT
+		status=1
+	fi
+	summary+=("vm$i: rc=$rc time=$time $verdict ($dir)")
+done
+printf '%s\n' "${summary[@]}"
+[ $status = 0 ] && echo "vm-run: PASS" || echo "vm-run: FAIL"
+exit $status
