@@ -78,6 +78,7 @@ err_res:
 	sroce_res_put(sdev, SROCE_RES_CQ);
 	return err;
 }
+EXPORT_SYMBOL_IF_KUNIT(sroce_create_cq);
 
 int sroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
@@ -87,6 +88,7 @@ int sroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	sroce_res_put(to_sdev(ibcq->device), SROCE_RES_CQ);
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(sroce_destroy_cq);
 
 /**
  * sroce_resize_cq() - move a CQ to a ring of another size
@@ -155,6 +157,7 @@ err_free:
 	sroce_queue_free(&nq);
 	return err;
 }
+EXPORT_SYMBOL_IF_KUNIT(sroce_resize_cq);
 
 /**
  * sroce_cq_arm_fires() - consume the CQ's arm for a new completion
@@ -174,6 +177,7 @@ bool sroce_cq_arm_fires(u8 *notify, bool solicited)
 	}
 	return false;
 }
+EXPORT_SYMBOL_IF_KUNIT(sroce_cq_arm_fires);
 
 int sroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 {
@@ -191,6 +195,7 @@ int sroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	spin_unlock_irqrestore(&cq->lock, irqf);
 	return ret;
 }
+EXPORT_SYMBOL_IF_KUNIT(sroce_req_notify_cq);
 
 /**
  * sroce_cq_post() - add a completion to a CQ
@@ -240,6 +245,7 @@ int sroce_cq_post(struct sroce_cq *cq, const union sroce_cqe *cqe,
 		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(sroce_cq_post);
 
 /*
  * Only kernel CQs are polled here: user space reads its ring directly, and
@@ -263,3 +269,4 @@ int sroce_poll_cq(struct ib_cq *ibcq, int n, struct ib_wc *wc)
 	spin_unlock_irqrestore(&cq->lock, irqf);
 	return i;
 }
+EXPORT_SYMBOL_IF_KUNIT(sroce_poll_cq);

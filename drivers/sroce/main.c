@@ -45,6 +45,7 @@ enum ib_mtu sroce_mtu_from_netdev(unsigned int ndev_mtu)
 			return m;
 	return IB_MTU_256;
 }
+EXPORT_SYMBOL_IF_KUNIT(sroce_mtu_from_netdev);
 
 static void sroce_port_event(struct sroce_dev *sdev, enum ib_event_type type)
 {

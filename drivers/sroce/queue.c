@@ -56,6 +56,7 @@ int sroce_queue_geom(u32 req, size_t elem_size, u32 max,
 				 ((size_t)g->num_slots << g->log2_elem));
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(sroce_queue_geom);
 
 /**
  * sroce_queue_init() - allocate a ring
@@ -104,6 +105,7 @@ err_buf:
 	q->buf = NULL;
 	return err;
 }
+EXPORT_SYMBOL_IF_KUNIT(sroce_queue_init);
 
 /**
  * sroce_queue_free() - drop the object's hold on a ring
@@ -122,6 +124,7 @@ void sroce_queue_free(struct sroce_queue *q)
 	q->buf = NULL;
 	q->mmap = NULL;
 }
+EXPORT_SYMBOL_IF_KUNIT(sroce_queue_free);
 
 int sroce_queue_mminfo(struct sroce_queue *q, struct mminfo *mi)
 {
@@ -136,24 +139,30 @@ int sroce_queue_mminfo(struct sroce_queue *q, struct mminfo *mi)
 /* The consumer index user space owns, made safe to use. */
 u32 sroce_queue_user_cons(struct sroce_queue *q)
 {
+	/* Acquire: slots user space consumed are free before we reuse them. */
 	return smp_load_acquire(&q->buf->consumer_index) & q->index_mask;
 }
+EXPORT_SYMBOL_IF_KUNIT(sroce_queue_user_cons);
 
 /* The producer index user space owns, made safe to use. */
 u32 sroce_queue_user_prod(struct sroce_queue *q)
 {
+	/* Acquire: pairs with the provider's release; slot contents are in. */
 	return smp_load_acquire(&q->buf->producer_index) & q->index_mask;
 }
 
 /* Make slots written up to q->prod visible to the consumer. */
 void sroce_queue_publish_prod(struct sroce_queue *q)
 {
+	/* Release: the slots are written before the index says so. */
 	smp_store_release(&q->buf->producer_index, q->prod);
 }
+EXPORT_SYMBOL_IF_KUNIT(sroce_queue_publish_prod);
 
 /* Hand slots consumed up to q->cons back to the producer. */
 void sroce_queue_publish_cons(struct sroce_queue *q)
 {
+	/* Release: we are done reading the slots before handing them back. */
 	smp_store_release(&q->buf->consumer_index, q->cons);
 }
 

@@ -17,18 +17,14 @@
 #include <asm/byteorder.h>
 #define sroce_be16(x)		be16_to_cpu(x)
 #define sroce_be32(x)		be32_to_cpu(x)
-#define sroce_be64(x)		be64_to_cpu(x)
 #define sroce_cpu_be16(x)	cpu_to_be16(x)
 #define sroce_cpu_be32(x)	cpu_to_be32(x)
-#define sroce_cpu_be64(x)	cpu_to_be64(x)
 #else
 #include <endian.h>
 #define sroce_be16(x)		be16toh(x)
 #define sroce_be32(x)		be32toh(x)
-#define sroce_be64(x)		be64toh(x)
 #define sroce_cpu_be16(x)	htobe16(x)
 #define sroce_cpu_be32(x)	htobe32(x)
-#define sroce_cpu_be64(x)	htobe64(x)
 #endif
 
 #define SROCE_UDP_PORT		4791
@@ -99,17 +95,21 @@ struct sroce_bth {
 #define SROCE_BTH_BECN		0x40000000u
 #define SROCE_BTH_ACKREQ	0x80000000u
 
+/*
+ * 64-bit fields are kept as 32-bit halves throughout: in the AtomicETH they
+ * sit at 4-byte offsets, and extension headers follow a 12-byte BTH, so no
+ * header here needs more than 4-byte alignment.
+ */
+
 /* RDMA Extended Transport Header, 16 bytes. */
 struct sroce_reth {
-	__be64	va;
+	__be32	va_hi;
+	__be32	va_lo;
 	__be32	rkey;
 	__be32	len;
-} __attribute__((packed, aligned(4)));
+};
 
-/*
- * Atomic Extended Transport Header, 28 bytes: the 64-bit operands sit at
- * offsets 12 and 20, so they are kept as 32-bit halves.
- */
+/* Atomic Extended Transport Header, 28 bytes. */
 struct sroce_atmeth {
 	__be32	va_hi;
 	__be32	va_lo;
@@ -358,7 +358,7 @@ static inline __u32 sroce_bth_psn(const struct sroce_bth *b)
  * @pad: pad count, 0..3
  * @pkey: partition key
  * @qpn: destination QP, 24 bits
- * @ackreq: request an acknowledgement
+ * @ackreq: request an acknowledgment
  * @psn: packet sequence number, 24 bits
  *
  * MigReq is always set (RoCE has no path migration; rdma_rxe and hardware
@@ -377,10 +377,15 @@ static inline void sroce_bth_init(struct sroce_bth *b, __u8 opcode, int se,
 				 (psn & SROCE_PSN_MASK));
 }
 
+static inline __u64 sroce_join64(__be32 hi, __be32 lo)
+{
+	return ((__u64)sroce_be32(hi) << 32) | sroce_be32(lo);
+}
+
 /* RETH */
 static inline __u64 sroce_reth_va(const struct sroce_reth *r)
 {
-	return sroce_be64(r->va);
+	return sroce_join64(r->va_hi, r->va_lo);
 }
 
 static inline __u32 sroce_reth_rkey(const struct sroce_reth *r)
@@ -396,17 +401,13 @@ static inline __u32 sroce_reth_len(const struct sroce_reth *r)
 static inline void sroce_reth_init(struct sroce_reth *r, __u64 va, __u32 rkey,
 				   __u32 len)
 {
-	r->va = sroce_cpu_be64(va);
+	r->va_hi = sroce_cpu_be32((__u32)(va >> 32));
+	r->va_lo = sroce_cpu_be32((__u32)va);
 	r->rkey = sroce_cpu_be32(rkey);
 	r->len = sroce_cpu_be32(len);
 }
 
 /* AtomicETH */
-static inline __u64 sroce_join64(__be32 hi, __be32 lo)
-{
-	return ((__u64)sroce_be32(hi) << 32) | sroce_be32(lo);
-}
-
 static inline __u64 sroce_atmeth_va(const struct sroce_atmeth *a)
 {
 	return sroce_join64(a->va_hi, a->va_lo);
