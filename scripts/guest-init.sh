@@ -50,7 +50,7 @@ ln -sf /proc/self/fd /dev/fd	# bash process substitution
 mount -t tmpfs -o mode=1777 tmpfs /tmp
 mount -t tmpfs -o mode=755 tmpfs /run
 mount -t tmpfs -o mode=755 tmpfs /var
-mkdir -p -m 1777 /var/tmp
+mkdir -m 1777 /var/tmp
 mkdir -p /var/log /var/lib /var/cache /var/spool /run/lock
 ln -s /run /var/run
 ln -s /run/lock /var/lock

@@ -7,9 +7,9 @@ n=$SROCE_VM_INDEX
 
 # Wait, bounded, until every guest has reached the barrier NAME.
 barrier() {
-	local name=$1 deadline=$((SECONDS + $2))
+	local name=$1 deadline=$((SECONDS + $2)) here
 	touch "$SROCE_SHARED/$name.$n"
-	until [ "$(ls "$SROCE_SHARED" | grep -c "^$name\.")" -ge "$SROCE_VM_COUNT" ]; do
+	while here=("$SROCE_SHARED/$name".*) && [ ${#here[@]} -lt "$SROCE_VM_COUNT" ]; do
 		[ $SECONDS -lt $deadline ] || { echo "smoke: barrier $name timed out"; return 1; }
 		sleep 0.2
 	done

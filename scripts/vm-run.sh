@@ -18,7 +18,7 @@ EOF
 here=$(cd "$(dirname "$0")" && pwd)
 tree=$(dirname "$here")
 
-opt_kernel= opt_out= opt_vms=1 opt_cpus= opt_mem=1024 opt_timeout=600
+opt_kernel='' opt_out='' opt_vms=1 opt_cpus='' opt_mem=1024 opt_timeout=600
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kernel | --out | --vms | --cpus | --mem | --timeout)
@@ -29,7 +29,8 @@ while [ $# -gt 0 ]; do
 	*) usage ;;
 	esac
 done
-[ $# -ge 1 ] && [ -n "$opt_out" ] || usage
+[ $# -ge 1 ] || usage
+[ -n "$opt_out" ] || usage
 [[ $opt_vms =~ ^[12]$ ]] || usage
 : "${opt_cpus:=$((3 - opt_vms))}"	# two vCPUs for one guest, one each for two
 for v in "$opt_cpus" "$opt_mem" "$opt_timeout"; do
@@ -45,7 +46,7 @@ cmd=$(printf '%q ' "$@")
 case $opt_kernel in
 debian)
 	# The newest Debian kernel that is installed, never the host's uname -r.
-	for k in $(ls /lib/modules | sort -V); do
+	for k in $(find /lib/modules -mindepth 1 -maxdepth 1 -printf '%f\n' | sort -V); do
 		[ -f "/boot/vmlinuz-$k" ] && kver=$k
 	done
 	bzimage=/boot/vmlinuz-${kver:?no kernel in /lib/modules with a /boot/vmlinuz}
@@ -86,6 +87,7 @@ accel=tcg cpu=max
 [ "${SROCE_KVM:-0}" != 1 ] || accel=kvm cpu=host
 
 pids=()
+# shellcheck disable=SC2317 # run by the trap
 cleanup() {
 	for p in "${pids[@]}"; do
 		kill "$p" 2>/dev/null || true
@@ -115,7 +117,7 @@ for ((i = 0; i < opt_vms; i++)); do
 		$(share tree "$tree" tree readonly=on) \
 		$(share out "$out" out) \
 		-netdev "socket,id=n0,udp=127.0.0.1:${ports[1 - i]},localaddr=127.0.0.1:${ports[i]}" \
-		-device "virtio-net-pci,netdev=n0,mac=52:54:00:12:34:0$i" \
+		-device "virtio-net-pci,netdev=n0,mac=52:54:00:12:34:0$i,speed=10000,duplex=full" \
 		< /dev/null > "$out/vm$i/qemu.log" 2>&1 &
 	pids+=($!)
 done
@@ -134,7 +136,8 @@ while :; do
 			secs[i]=$((now - start))
 		fi
 	done
-	[ $running = 1 ] && [ "$now" -lt $((start + opt_timeout)) ] || break
+	[ $running = 1 ] || break
+	[ "$now" -lt $((start + opt_timeout)) ] || break
 	sleep 1
 done
 

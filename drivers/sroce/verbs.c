@@ -156,6 +156,17 @@ static void sroce_dealloc_ucontext(struct ib_ucontext *uc)
 	sroce_res_put(to_sdev(uc->device), SROCE_RES_UCONTEXT);
 }
 
+/*
+ * The device is going away under an open context. ib_core destroys the
+ * context's objects next; the rings' pages are held by the mappings
+ * themselves and no mapping points into this module, so there is nothing to
+ * zap. Having this op lets unregistration (and rmmod) proceed without
+ * waiting for every process to close the device.
+ */
+static void sroce_disassociate_ucontext(struct ib_ucontext *uc)
+{
+}
+
 static int sroce_alloc_pd(struct ib_pd *pd, struct ib_udata *udata)
 {
 	return sroce_res_get(to_sdev(pd->device), SROCE_RES_PD);
@@ -235,6 +246,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.dealloc_ucontext = sroce_dealloc_ucontext,
 	.destroy_cq = sroce_destroy_cq,
 	.device_group = &sroce_attr_group,
+	.disassociate_ucontext = sroce_disassociate_ucontext,
 	.get_hw_stats = sroce_get_hw_stats,
 	.get_link_layer = sroce_link_layer,
 	.get_port_immutable = sroce_port_immutable,

@@ -1,0 +1,176 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Device-level functional tests, run in one VM (Debian or debug kernel):
+# module load/unload, rdma link add/delete, port and GID tracking, limits,
+# PD/CQ objects through stock rdma-core, netdev removal, rdma_rxe exclusion.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+ITER=50
+KMEMLEAK=0
+[ "${1:-}" = kmemleak ] && KMEMLEAK=1
+MAC=$(cat /sys/class/net/eth0/address)
+
+# Forget leaks from boot; the scan at the end reports only ours.
+[ $KMEMLEAK -eq 1 ] && echo clear >/sys/kernel/debug/kmemleak
+t "install sroce.ko for modprobe" install_sroce
+
+# --- module metadata --------------------------------------------------------
+mi=$(modinfo sroce 2>&1)
+t "modinfo: description" grep -q '^description:.*RoCEv2' <<<"$mi"
+t "modinfo: author" grep -q '^author:.' <<<"$mi"
+t "modinfo: GPL licence" grep -q '^license: *GPL$' <<<"$mi"
+t "modinfo: version" grep -q '^version: *[0-9]' <<<"$mi"
+t "modinfo: alias rdma-link-sroce" grep -q '^alias: *rdma-link-sroce$' <<<"$mi"
+
+# --- rdma link add autoloads the module through its alias -----------------
+t "sroce not loaded at start" bash -c '! grep -q "^sroce " /proc/modules'
+t "rdma link add sroce0 (module autoloaded)" \
+	rdma link add sroce0 type sroce netdev eth0
+t "sroce module loaded by the alias" grep -q '^sroce ' /proc/modules
+t "ibv_devices lists sroce0" bash -c 'ibv_devices | grep -qw sroce0'
+
+# --- what stock rdma-core sees ---------------------------------------------
+IFS=: read -r m1 m2 m3 m4 m5 m6 <<<"$MAC"
+want_guid=$(printf '%02x%s:%sff:fe%s:%s%s' $((0x$m1 ^ 2)) "$m2" "$m3" "$m4" "$m5" "$m6")
+t "node_guid derived from the MAC" test "$(devinfo_field sroce0 node_guid)" = "$want_guid"
+t "fw_ver 0.1.0" test "$(devinfo_field sroce0 fw_ver)" = "0.1.0"
+t "max_qp 16384" test "$(devinfo_field sroce0 max_qp)" = "16384"
+t "max_cqe 65535" test "$(devinfo_field sroce0 max_cqe)" = "65535"
+t "max_mr 65536" test "$(devinfo_field sroce0 max_mr)" = "65536"
+t "max_pd 65536" test "$(devinfo_field sroce0 max_pd)" = "65536"
+t "link_layer Ethernet" test "$(devinfo_field sroce0 link_layer)" = "Ethernet"
+t "port active" wait_for 10 bash -c '[ "$(devinfo_field sroce0 state)" = "PORT_ACTIVE (4)" ]'
+t "active_mtu 1024 on a 1500-byte netdev" test "$(devinfo_field sroce0 active_mtu)" = "1024 (3)"
+t "parent attribute names eth0" test "$(cat /sys/class/infiniband/sroce0/parent)" = eth0
+t "transport InfiniBand, driver rxe ABI" bash -c 'ibv_devinfo -d sroce0 | grep -q "transport:.*InfiniBand"'
+
+gids() { ibv_devinfo -v -d sroce0 | grep 'GID\['; }
+t "IPv4 GID (RoCE v2)" wait_for 10 bash -c "ibv_devinfo -v -d sroce0 | grep -q '::ffff:198.18.0.$((SROCE_VM_INDEX + 1)), RoCE v2'"
+t "IPv6 GID (RoCE v2)" wait_for 10 bash -c "ibv_devinfo -v -d sroce0 | grep -q '2001:2::$((SROCE_VM_INDEX + 1)), RoCE v2'"
+
+# GIDs follow address changes.
+ip addr add 198.19.7.7/24 dev eth0
+t "GID added with a new address" wait_for 10 bash -c "ibv_devinfo -v -d sroce0 | grep -q '::ffff:198.19.7.7'"
+ip addr del 198.19.7.7/24 dev eth0
+t "GID removed with the address" wait_for 10 bash -c "! ibv_devinfo -v -d sroce0 | grep -q '::ffff:198.19.7.7'"
+
+# Port state and MTU follow the netdev, with async events.
+ibv_asyncwatch -d sroce0 > /tmp/async.log 2>&1 &
+aw=$!
+sleep 1
+ip link set eth0 down
+t "port down when the netdev goes down" wait_for 10 bash -c '[ "$(devinfo_field sroce0 state)" = "PORT_DOWN (1)" ]'
+ip link set eth0 up
+t "port active when it comes back" wait_for 10 bash -c '[ "$(devinfo_field sroce0 state)" = "PORT_ACTIVE (4)" ]'
+sleep 1
+kill $aw 2>/dev/null; wait $aw 2>/dev/null
+t "PORT_ERR event delivered" grep -q 'IBV_EVENT_PORT_ERR' /tmp/async.log
+t "PORT_ACTIVE event delivered" grep -q 'IBV_EVENT_PORT_ACTIVE' /tmp/async.log
+ip link set eth0 mtu 1100
+t "active_mtu 512 at netdev mtu 1100" test "$(devinfo_field sroce0 active_mtu)" = "512 (2)"
+ip link set eth0 mtu 1500
+t "active_mtu 1024 again at 1500" test "$(devinfo_field sroce0 active_mtu)" = "1024 (3)"
+ip addr replace 198.18.0.$((SROCE_VM_INDEX + 1))/24 dev eth0
+ip -6 addr replace 2001:2::$((SROCE_VM_INDEX + 1))/64 dev eth0 nodad
+
+t "counters visible through rdma statistic" bash -c 'rdma statistic show link sroce0/1 | grep -q rx_drop_malformed'
+
+# --- refusals ---------------------------------------------------------------
+t_fails "second device on the same netdev refused" rdma link add sroce9 type sroce netdev eth0
+t "refusal explained in the log" bash -c 'dmesg | grep -q "eth0 already carries sroce0"'
+t_fails "device on loopback refused" rdma link add sroce9 type sroce netdev lo
+
+# --- objects through stock rdma-core (pyverbs) ------------------------------
+full=
+[ "$SROCE_KERNEL" = debian ] && full=--full
+"$PY" "$SROCE_TREE/tests/pyverbs/pd_cq.py" sroce0 $full
+[ $? -eq 0 ] || T_FAILED=$((T_FAILED + 1))
+t "no PD or CQ left in the kernel" bash -c '[ -z "$(rdma resource show pd dev sroce0; rdma resource show cq dev sroce0)" ]'
+
+# --- two devices on two netdevs ---------------------------------------------
+modprobe dummy numdummies=0 2>/dev/null
+ip link add d0 type dummy && ip link set d0 up
+t "second device on another netdev" rdma link add sroce1 type sroce netdev d0
+t "both devices listed" bash -c 'ibv_devices | grep -qw sroce0 && ibv_devices | grep -qw sroce1'
+
+# Netdev removal under a device with a process holding objects on it.
+"$PY" - <<'PYEOF' &
+import time
+from pyverbs.device import Context
+from pyverbs.pd import PD
+from pyverbs.cq import CQ
+ctx = Context(name='sroce1')
+pd = PD(ctx)
+cq = CQ(ctx, 64)
+open('/tmp/holder.ready', 'w').close()
+time.sleep(60)
+PYEOF
+holder=$!
+wait_for 30 test -e /tmp/holder.ready
+t "netdev removal with objects open completes" timeout 30 ip link del d0
+t "device gone with its netdev" wait_for 10 bash -c '! test -e /sys/class/infiniband/sroce1'
+kill $holder 2>/dev/null; wait $holder 2>/dev/null
+t "sroce0 unaffected" dev_exists sroce0
+
+# --- delete / re-add ----------------------------------------------------------
+t "rdma link delete sroce0" rdma link delete sroce0
+t "device gone after delete" bash -c '! test -e /sys/class/infiniband/sroce0'
+t "re-add after delete" rdma link add sroce0 type sroce netdev eth0
+t "rmmod with a device present" rmmod sroce
+t "device gone after rmmod" bash -c '! test -e /sys/class/infiniband/sroce0'
+
+fails=0
+for ((i = 0; i < ITER; i++)); do
+	modprobe sroce && rmmod sroce || fails=$((fails + 1))
+done
+t "load/unload $ITER times" test $fails -eq 0
+
+modprobe sroce
+fails=0
+for ((i = 0; i < ITER; i++)); do
+	{ rdma link add sroce0 type sroce netdev eth0 &&
+	  ibv_devinfo -d sroce0 >/dev/null &&
+	  rdma link delete sroce0; } || fails=$((fails + 1))
+done
+t "link add/delete $ITER times" test $fails -eq 0
+
+# Unload in the middle of use: a process holding a context.
+rdma link add sroce0 type sroce netdev eth0
+"$PY" -c "
+import time
+from pyverbs.device import Context
+from pyverbs.cq import CQ
+c = Context(name='sroce0'); q = CQ(c, 8)
+open('/tmp/holder2.ready', 'w').close()
+time.sleep(60)" &
+holder=$!
+wait_for 30 test -e /tmp/holder2.ready
+t "rmmod while a process holds objects" timeout 30 rmmod sroce
+kill $holder 2>/dev/null; wait $holder 2>/dev/null
+
+# --- rdma_rxe exclusion -----------------------------------------------------
+modprobe sroce
+t_fails "rdma_rxe refuses to load while sroce is loaded" modprobe rdma_rxe
+rmmod sroce
+if modprobe rdma_rxe; then
+	t_fails "sroce refuses to load while rdma_rxe is loaded" modprobe sroce
+	t "refusal names rdma_rxe" bash -c 'dmesg | grep -q "sroce: UDP port 4791 is in use: rdma_rxe"'
+	rmmod rdma_rxe
+else
+	not_ok "rdma_rxe loads alone"
+fi
+t "sroce loads again after rdma_rxe is gone" modprobe sroce
+rmmod sroce
+
+if [ $KMEMLEAK -eq 1 ]; then
+	# Two scans: kmemleak reports an object only once it stays unreferenced.
+	echo scan >/sys/kernel/debug/kmemleak
+	sleep 5
+	echo scan >/sys/kernel/debug/kmemleak
+	cp /sys/kernel/debug/kmemleak "$SROCE_OUT/kmemleak.txt"
+	t "kmemleak: no leaks" test ! -s "$SROCE_OUT/kmemleak.txt"
+	head -n 60 "$SROCE_OUT/kmemleak.txt"
+fi
+
+finish

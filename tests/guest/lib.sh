@@ -1,0 +1,70 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Helpers for guest-side tests: TAP-style results, module setup, waits.
+# Sourced by the scripts in this directory; runs inside a test VM only.
+
+SROCE_BUILD=${SROCE_TREE:?}/build/${SROCE_KERNEL:?}
+PY=/usr/bin/python3	# Debian's python sees python3-pyverbs
+T_FAILED=0
+
+ok() { echo "ok - $*"; }
+not_ok() { echo "not ok - $*"; T_FAILED=$((T_FAILED + 1)); }
+
+# t NAME CMD...: one check, passes when CMD exits 0; its output goes to the
+# console only when it fails.
+t() {
+	local name=$1 out
+	shift
+	if out=$("$@" 2>&1); then
+		ok "$name"
+	else
+		not_ok "$name"
+		printf '%s\n' "$out" | sed 's/^/#   /' | tail -n 40
+	fi
+}
+
+# Expect CMD to fail.
+t_fails() {
+	local name=$1
+	shift
+	if "$@" >/dev/null 2>&1; then not_ok "$name"; else ok "$name"; fi
+}
+
+# Wait up to $1 seconds for CMD to succeed.
+wait_for() {
+	local secs=$1 i
+	shift
+	for ((i = 0; i < secs * 10; i++)); do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# Make sroce.ko visible to modprobe (and so to `rdma link add`'s autoload)
+# through an overlay on the read-only /lib/modules.
+install_sroce() {
+	local kver
+	kver=$(uname -r)
+	mkdir -p /tmp/mods/upper /tmp/mods/work
+	mount -t overlay overlay \
+		-o lowerdir=/lib/modules,upperdir=/tmp/mods/upper,workdir=/tmp/mods/work \
+		/lib/modules || return 1
+	mkdir -p "/lib/modules/$kver/extra"
+	cp "$SROCE_BUILD"/*.ko "/lib/modules/$kver/extra/"
+	depmod -a
+	modprobe ib_uverbs
+}
+
+dev_exists() { [ -e "/sys/class/infiniband/$1" ]; }
+
+# The value of FIELD in `ibv_devinfo -v -d DEV` (first match).
+devinfo_field() {
+	ibv_devinfo -v -d "$1" 2>/dev/null |
+		awk -v f="$2" -F'\t*:[ \t]*' '{ k=$1; gsub(/^[ \t]+/, "", k) } k == f { print $2; exit }'
+}
+
+finish() {
+	echo "# $T_FAILED check(s) failed"
+	[ "$T_FAILED" -eq 0 ]
+}

@@ -1,0 +1,122 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""PD and CQ objects through the stock rxe provider.
+
+Opens the device with pyverbs, checks the attributes the provider and the
+kernel agree on, allocates PDs and CQs across the whole size range, checks
+the limits are enforced, and frees everything. Prints one TAP-style line per
+check; exits non-zero if any failed.
+"""
+import errno
+import sys
+
+from pyverbs.cq import CQ, CompChannel
+from pyverbs.device import Context
+from pyverbs.pd import PD
+from pyverbs.pyverbs_error import PyverbsRDMAError
+
+failed = 0
+
+
+def check(ok, name, detail=''):
+    global failed
+    print(('ok - ' if ok else 'not ok - ') + name +
+          (': ' + str(detail) if detail and not ok else ''), flush=True)
+    if not ok:
+        failed += 1
+
+
+def expect_errno(fn, want, name):
+    try:
+        obj = fn()
+    except PyverbsRDMAError as e:
+        check(e.error_code == want, name, 'errno %d' % e.error_code)
+        return
+    obj.close()
+    check(False, name, 'no error')
+
+
+def main(dev, full_limits):
+    ctx = Context(name=dev)
+    attr = ctx.query_device()
+    check(attr.fw_version == '0.1.0', 'fw_ver is 0.1.0', attr.fw_version)
+    check(attr.max_cqe == 65535, 'max_cqe is 65535', attr.max_cqe)
+    check(attr.max_pd == 65536, 'max_pd is 65536', attr.max_pd)
+    port = ctx.query_port(1)
+    check(port.gid_tbl_len == 1024, 'gid table length', port.gid_tbl_len)
+
+    # CQ sizes from 1 to the maximum: the provider maps each ring.
+    sizes = sorted(set([1, 2, 3, 4, 7, 8, 9, 15, 16, 17, 63, 64, 100, 255,
+                        256, 1000, 4095, 4096, 32767, 32768, attr.max_cqe]))
+    cqs = []
+    bad = []
+    for n in sizes:
+        cq = CQ(ctx, n)
+        if cq.cqe < n or cq.poll(1)[0] != 0:
+            bad.append((n, cq.cqe))
+        cqs.append(cq)
+    check(not bad, 'CQs of %d sizes 1..%d created, empty, cqe >= asked'
+          % (len(sizes), attr.max_cqe), bad)
+    expect_errno(lambda: CQ(ctx, attr.max_cqe + 1), errno.EINVAL,
+                 'CQ above max_cqe refused with EINVAL')
+    expect_errno(lambda: CQ(ctx, 0), errno.EINVAL,
+                 'CQ of size 0 refused with EINVAL')
+
+    # Resize: grow and shrink; the provider re-maps the ring each time.
+    cq = cqs[0]
+    ok = True
+    for n in (100, 5, 65535, 1):
+        cq.resize(n)
+        ok = ok and cq.cqe >= n and cq.poll(1)[0] == 0
+    check(ok, 'resize CQ 1 -> 100 -> 5 -> 65535 -> 1')
+    try:
+        cq.resize(attr.max_cqe + 1)
+        check(False, 'resize above max_cqe refused')
+    except PyverbsRDMAError as e:
+        check(e.error_code == errno.EINVAL, 'resize above max_cqe refused',
+              e.error_code)
+
+    # Notification arming on a CQ with a completion channel.
+    cc = CompChannel(ctx)
+    ncq = CQ(ctx, 16, None, cc, 0)
+    ncq.req_notify(solicited_only=False)
+    ncq.req_notify(solicited_only=True)
+    check(True, 'req_notify on a CQ with a completion channel')
+    ncq.close()
+    cc.close()
+    for c in cqs:
+        c.close()
+
+    # PDs: many at once, then the device limit.
+    count = attr.max_pd if full_limits else 4096
+    pds = [PD(ctx) for _ in range(count)]
+    check(len(pds) == count, '%d PDs allocated' % count)
+    if full_limits:
+        expect_errno(lambda: PD(ctx), errno.ENOMEM,
+                     'PD above max_pd refused with ENOMEM')
+    for p in pds:
+        p.close()
+    p = PD(ctx)
+    check(True, 'PD allocatable again after freeing')
+    p.close()
+
+    if full_limits:
+        cqs = []
+        try:
+            for _ in range(attr.max_cq):
+                cqs.append(CQ(ctx, 1))
+        except PyverbsRDMAError as e:
+            check(False, '%d CQs allocated' % attr.max_cq,
+                  'failed at %d: errno %d' % (len(cqs), e.error_code))
+        else:
+            check(True, '%d CQs allocated' % attr.max_cq)
+            expect_errno(lambda: CQ(ctx, 1), errno.ENOMEM,
+                         'CQ above max_cq refused with ENOMEM')
+        for c in cqs:
+            c.close()
+    ctx.close()
+    return failed
+
+
+if __name__ == '__main__':
+    sys.exit(1 if main(sys.argv[1], '--full' in sys.argv) else 0)
