@@ -58,7 +58,7 @@ done
 mkdir /newroot
 # The virtio-9p device can show up a moment after its driver loads.
 i=0
-until mount -t 9p -o ro,trans=virtio,version=9p2000.L,msize=512000,cache=none \
+until mount -t 9p -o ro,trans=virtio,version=9p2000.L,msize=512000,cache=loose \
 		hostroot /newroot; do
 	i=$((i + 1))
 	[ $i -lt 5 ] || fail "cannot mount the 9p tag hostroot"

@@ -140,24 +140,32 @@ while :; do
 	[ "$now" -lt $((start + opt_timeout)) ] || break
 	sleep 1
 done
+cleanup	# kill what is still running at the deadline
 
 status=0
 summary=()
 for ((i = 0; i < opt_vms; i++)); do
 	dir=$out/vm$i
-	time=${secs[i]:-timeout after ${opt_timeout}}s
+	took=${secs[i]:-timeout after ${opt_timeout}}s
 	[ -n "${secs[i]:-}" ] || status=1
 	rc=$(cat "$dir/rc" 2>/dev/null || echo missing)
 	[ "$rc" = 0 ] || status=1
-	logs=("$dir/console.log")
-	[ -f "$dir/dmesg.log" ] && logs+=("$dir/dmesg.log")
-	if "$here/check-splat.sh" "${logs[@]}"; then
+	# QEMU's own complaints, if it failed to start or died.
+	[ ! -s "$dir/qemu.log" ] || tail -n 5 "$dir/qemu.log"
+	logs=()
+	for f in "$dir/console.log" "$dir/dmesg.log"; do
+		[ ! -f "$f" ] || logs+=("$f")
+	done
+	if [ ${#logs[@]} = 0 ]; then
+		verdict="no console log"
+		status=1
+	elif "$here/check-splat.sh" "${logs[@]}"; then
 		verdict=clean
 	else
 		verdict=SPLAT
 		status=1
 	fi
-	summary+=("vm$i: rc=$rc time=$time $verdict ($dir)")
+	summary+=("vm$i: rc=$rc time=$took $verdict ($dir)")
 done
 printf '%s\n' "${summary[@]}"
 [ $status = 0 ] && echo "vm-run: PASS" || echo "vm-run: FAIL"

@@ -1,0 +1,34 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Guest side of scripts/demo.sh: create sroce0, show it, exchange RoCEv2
+# datagrams with the other VM and show the counters that saw them.
+set -u
+. "$(dirname "$0")/lib.sh"
+exec > >(tee "$SROCE_OUT/demo.log") 2>&1
+
+me=$SROCE_VM_INDEX
+peer=$((1 - me))
+run() { echo "\$ $*"; "$@"; }
+
+install_sroce >/dev/null
+run rdma link add sroce0 type sroce netdev eth0
+run rdma link show
+run ibv_devices
+run ibv_devinfo -v -d sroce0
+mkdir -p "$SROCE_SHARED/sync"
+touch "$SROCE_SHARED/sync/up.$me"
+wait_for 120 test -e "$SROCE_SHARED/sync/up.$peer"
+wait_for 60 ping -c1 -W1 198.18.0.$((peer + 1))
+echo "\$ (send 8 RoCEv2 SEND_ONLY packets to 198.18.0.$((peer + 1)):4791)"
+"$PY" - "198.18.0.$((peer + 1))" <<'PYEOF'
+import socket, struct, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for psn in range(8):
+    s.sendto(struct.pack('>BBHII', 0x04, 0x40, 0xffff, 0x11, psn) + b'demo' + bytes(4),
+             (sys.argv[1], 4791))
+PYEOF
+touch "$SROCE_SHARED/sync/sent.$me"
+wait_for 120 test -e "$SROCE_SHARED/sync/sent.$peer"
+sleep 1
+run rdma statistic show link sroce0/1
+run rdma link delete sroce0
