@@ -19,7 +19,7 @@ echo "smoke: vm$n of $SROCE_VM_COUNT, $SROCE_KERNEL kernel $(uname -r)"
 echo "vm$n" > "$SROCE_OUT/smoke.txt"
 [ "$(cat "$SROCE_OUT/smoke.txt")" = "vm$n" ]
 modprobe ib_uverbs
-[ -d /sys/module/ib_uverbs ]
+[ -e /sys/class/infiniband_verbs/abi_version ]
 ip addr
 if [ "$SROCE_VM_COUNT" -gt 1 ]; then
 	peer=$((2 - n))		# vm0 is .1, vm1 is .2

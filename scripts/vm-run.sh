@@ -107,8 +107,9 @@ for ((i = 0; i < opt_vms; i++)); do
 	append="console=ttyS0 loglevel=5 panic=-1 $extra SROCE_INIT=$here/guest-init.sh"
 	append+=" SROCE_VM_INDEX=$i SROCE_VM_COUNT=$opt_vms SROCE_KERNEL=$opt_kernel"
 	append+=" SROCE_TREE=$tree SROCE_TIMEOUT=$opt_timeout SROCE_CMD=\"$cmd\""
+	# q35: on pc the debug kernel spends ~100 s routing ACPI PCI IRQ links.
 	# shellcheck disable=SC2046 # share() output is meant to be split
-	qemu-system-x86_64 -machine "pc,accel=$accel" -cpu "$cpu" \
+	qemu-system-x86_64 -machine "q35,accel=$accel" -cpu "$cpu" \
 		-smp "$opt_cpus" -m "$opt_mem" \
 		-nodefaults -display none -no-reboot \
 		-serial "file:$out/vm$i/console.log" \

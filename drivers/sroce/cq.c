@@ -135,7 +135,7 @@ int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	spin_lock_irq(&cq->lock);
 	cons = sroce_cq_cons(cq);
 	n = sroce_q_count(cq->q.prod, cons, cq->q.index_mask);
-	if (n > g.num_slots - 1) {
+	if (n > (u32)cqe) {
 		spin_unlock_irq(&cq->lock);
 		err = -EINVAL;
 		goto err_free;

@@ -82,7 +82,7 @@ static void queue_kernel_ring(struct kunit *test)
 	s0 = sroce_queue_slot(&q, 0);
 	s1 = sroce_queue_slot(&q, 1);
 	last = sroce_queue_slot(&q, 7);
-	KUNIT_EXPECT_PTR_EQ(test, s0, q.buf->data);
+	KUNIT_EXPECT_PTR_EQ(test, s0, (u8 *)q.buf->data);
 	KUNIT_EXPECT_EQ(test, s1 - s0, 128);
 	/* Slot indices wrap rather than run off the buffer. */
 	KUNIT_EXPECT_PTR_EQ(test, sroce_queue_slot(&q, 8), s0);
