@@ -61,8 +61,10 @@ dev_exists() { [ -e "/sys/class/infiniband/$1" ]; }
 # The value of FIELD in `ibv_devinfo -v -d DEV` (first match).
 devinfo_field() {
 	ibv_devinfo -v -d "$1" 2>/dev/null |
-		awk -v f="$2" -F'\t*:[ \t]*' '{ k=$1; gsub(/^[ \t]+/, "", k) } k == f { print $2; exit }'
+		sed -n "s/^[[:space:]]*$2:[[:space:]]*//p" | head -n1
 }
+# Checks run some of these under `bash -c`.
+export -f dev_exists devinfo_field
 
 finish() {
 	echo "# $T_FAILED check(s) failed"
