@@ -65,7 +65,7 @@ static int selftest(void)
 	CHECK(sroce_opcode_hdr_len(0x15) == 0);
 	CHECK(sroce_psn_cmp(0, 0xffffff) > 0);
 
-	printf("wirecheck selftest: %s\n", failures ? "FAILED" : "ok");
+	printf("sroce-wirecheck: self-test %s\n", failures ? "FAILED" : "ok");
 	return failures ? 1 : 0;
 }
 
