@@ -109,6 +109,9 @@ void sroce_dealloc_driver(struct ib_device *ib)
 	mutex_lock(&sroce_devs_lock);
 	list_del(&sdev->list);
 	mutex_unlock(&sroce_devs_lock);
+	WARN_ON(!xa_empty(&sdev->mr_xa) || !xa_empty(&sdev->ah_xa));
+	xa_destroy(&sdev->mr_xa);
+	xa_destroy(&sdev->ah_xa);
 	free_percpu(sdev->cnt);
 	netdev_put(sdev->ndev, &sdev->ndev_tracker);
 }
@@ -125,6 +128,9 @@ static struct sroce_dev *sroce_alloc(struct net_device *ndev)
 		ib_dealloc_device(&sdev->ib);
 		return NULL;
 	}
+	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC1);
+	/* The UD send path reads AHs from softirq too. */
+	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_BH);
 	sdev->ndev = ndev;
 	netdev_hold(ndev, &sdev->ndev_tracker, GFP_KERNEL);
 	spin_lock_init(&sdev->port_lock);

@@ -51,6 +51,7 @@ enum sroce_limits {
 };
 
 #define SROCE_MAX_MR_SIZE	BIT_ULL(40)
+#define SROCE_MAX_MR_INDEX	0xffffff	/* 24 bits of a key */
 #define SROCE_PAGE_SIZE_CAP	0xfffff000ULL
 
 /* Objects counted against the limits above. */
@@ -58,6 +59,8 @@ enum sroce_res {
 	SROCE_RES_UCONTEXT,
 	SROCE_RES_PD,
 	SROCE_RES_CQ,
+	SROCE_RES_MR,
+	SROCE_RES_AH,
 	SROCE_RES_NUM,
 };
 
@@ -93,6 +96,11 @@ struct sroce_dev {
 
 	atomic_t		res[SROCE_RES_NUM];
 	struct sroce_counters __percpu *cnt;
+
+	struct xarray		mr_xa;		/* key index -> MR, RCU readers */
+	u32			mr_next;	/* cyclic index allocation */
+	atomic_t		key_seq;	/* source of key bytes */
+	struct xarray		ah_xa;		/* ah_num -> AH */
 };
 
 static inline struct sroce_dev *to_sdev(struct ib_device *ib)
@@ -140,6 +148,37 @@ struct sroce_cq {
 	u8			notify;		/* 0 or IB_CQ_SOLICITED/NEXT_COMP */
 	bool			user;
 };
+
+struct sroce_ah {
+	struct ib_ah		ibah;
+	struct rxe_av		av;
+	u32			num;		/* ah_num, >= 1 */
+};
+
+static inline struct sroce_ah *to_sah(struct ib_ah *ibah)
+{
+	return container_of(ibah, struct sroce_ah, ibah);
+}
+
+struct sroce_mr {
+	struct ib_mr		ibmr;
+	struct ib_umem		*umem;
+	struct page		**pages;	/* pinned pages, in order */
+	unsigned long		npages;
+	u32			page_off;	/* offset of iova in pages[0] */
+	bool			dma;		/* kernel DMA MR: iova is a VA */
+	int			access;
+	u64			iova;
+	u64			length;
+	refcount_t		users;		/* 1 + in-flight users */
+	struct completion	idle;		/* users reached 0 */
+	struct rcu_head		rcu;
+};
+
+static inline struct sroce_mr *to_smr(struct ib_mr *ibmr)
+{
+	return container_of(ibmr, struct sroce_mr, ibmr);
+}
 
 /* What the completer hands to a CQ: the user or kernel form of a WC. */
 union sroce_cqe {
@@ -201,6 +240,26 @@ int sroce_poll_cq(struct ib_cq *ibcq, int n, struct ib_wc *wc);
 int sroce_cq_post(struct sroce_cq *cq, const union sroce_cqe *cqe,
 		  bool solicited);
 bool sroce_cq_arm_fires(u8 *notify, bool solicited);
+
+/* mr.c */
+int sroce_mr_access_ok(u64 mr_iova, u64 mr_len, int mr_access, u64 iova,
+		       u64 len, int need);
+void sroce_mr_copy(struct sroce_mr *mr, u64 iova, void *buf, u32 len,
+		   bool to_mr, u32 *crc);
+struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key);
+void sroce_mr_put(struct sroce_mr *mr);
+struct ib_mr *sroce_get_dma_mr(struct ib_pd *pd, int access);
+struct ib_mr *sroce_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
+				u64 iova, int access, struct ib_udata *udata);
+int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+
+/* ah.c */
+extern const struct ib_device_ops sroce_ah_ops;
+int sroce_av_from_attr(struct rxe_av *av, const struct rdma_ah_attr *attr);
+
+/* icrc.c */
+u32 sroce_icrc_hdr(const void *l3, bool ipv6);
+u32 sroce_icrc_packet(const void *l3, bool ipv6, size_t len);
 
 /* net.c */
 int sroce_net_init(void);

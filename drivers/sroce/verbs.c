@@ -13,6 +13,8 @@ static const u32 sroce_res_max[SROCE_RES_NUM] = {
 	[SROCE_RES_UCONTEXT]	= SROCE_MAX_UCONTEXT,
 	[SROCE_RES_PD]		= SROCE_MAX_PD,
 	[SROCE_RES_CQ]		= SROCE_MAX_CQ,
+	[SROCE_RES_MR]		= SROCE_MAX_MR,
+	[SROCE_RES_AH]		= SROCE_MAX_AH,
 };
 
 /**
@@ -244,8 +246,10 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.dealloc_driver = sroce_dealloc_driver,
 	.dealloc_pd = sroce_dealloc_pd,
 	.dealloc_ucontext = sroce_dealloc_ucontext,
+	.dereg_mr = sroce_dereg_mr,
 	.destroy_cq = sroce_destroy_cq,
 	.device_group = &sroce_attr_group,
+	.get_dma_mr = sroce_get_dma_mr,
 	.disassociate_ucontext = sroce_disassociate_ucontext,
 	.get_hw_stats = sroce_get_hw_stats,
 	.get_link_layer = sroce_link_layer,
@@ -257,6 +261,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.query_device = sroce_query_device,
 	.query_pkey = sroce_query_pkey,
 	.query_port = sroce_query_port,
+	.reg_user_mr = sroce_reg_user_mr,
 	.req_notify_cq = sroce_req_notify_cq,
 	.resize_cq = sroce_resize_cq,
 
@@ -289,6 +294,7 @@ int sroce_register(struct sroce_dev *sdev, const char *name)
 	ib->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
 			       BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 	ib_set_device_ops(ib, &sroce_dev_ops);
+	ib_set_device_ops(ib, &sroce_ah_ops);
 
 	err = ib_device_set_netdev(ib, sdev->ndev, 1);
 	if (err)

@@ -86,7 +86,11 @@ full=
 [ "$SROCE_KERNEL" = debian ] && full=--full
 "$PY" "$SROCE_TREE/tests/pyverbs/pd_cq.py" sroce0 $full
 [ $? -eq 0 ] || T_FAILED=$((T_FAILED + 1))
-t "no PD or CQ left in the kernel" bash -c '[ -z "$(rdma resource show pd dev sroce0; rdma resource show cq dev sroce0)" ]'
+for py in mr.py ah.py; do
+	"$PY" "$SROCE_TREE/tests/pyverbs/$py" sroce0 $full
+	[ $? -eq 0 ] || T_FAILED=$((T_FAILED + 1))
+done
+t "no PD, CQ or MR left in the kernel" bash -c '[ -z "$(rdma resource show pd dev sroce0; rdma resource show cq dev sroce0; rdma resource show mr dev sroce0)" ]'
 
 # --- two devices on two netdevs ---------------------------------------------
 modprobe dummy numdummies=0 2>/dev/null

@@ -9,5 +9,7 @@ extern struct kunit_suite sroce_wire_suite;
 extern struct kunit_suite sroce_queue_suite;
 extern struct kunit_suite sroce_cq_suite;
 extern struct kunit_suite sroce_dev_suite;
+extern struct kunit_suite sroce_mr_suite;
+extern struct kunit_suite sroce_icrc_suite;
 
 #endif

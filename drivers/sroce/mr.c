@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Memory regions: pinning (ib_umem), the page list, keys, access and bounds
+ * checks, and the copy (optionally with the ICRC in the same pass) between
+ * packets and MR pages.
+ *
+ * Keys are (index << 8) | key8 with the index from a per-device xarray
+ * (index 0 is never used, so key 0, the local DMA lkey, never names an MR).
+ * The data path finds an MR by key under RCU and takes a user reference;
+ * dereg removes the key first, then waits until the last user is gone, so
+ * no packet ever touches pages that are being unpinned.
+ */
+#include <linux/crc32.h>
+#include <linux/highmem.h>
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+#include <rdma/ib_umem.h>
+
+#include "sroce.h"
+
+/* Access flags an MR may carry. */
+#define SROCE_MR_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
+			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
+			 IB_ACCESS_MW_BIND | IB_ACCESS_RELAXED_ORDERING)
+
+/**
+ * sroce_mr_access_ok() - may [@iova, @iova + @len) be used with @need
+ * @mr_iova: first address of the MR
+ * @mr_len: its length
+ * @mr_access: its IB_ACCESS_* flags
+ * @iova: first address asked for
+ * @len: bytes asked for (0 is always within bounds)
+ * @need: IB_ACCESS_* rights asked for; 0 means local read, always granted
+ *
+ * Overflow-safe: no sum of untrusted values is formed.
+ *
+ * Return: 0, -EACCES when a right is missing, -ERANGE when out of bounds.
+ */
+int sroce_mr_access_ok(u64 mr_iova, u64 mr_len, int mr_access, u64 iova,
+		       u64 len, int need)
+{
+	if ((mr_access & need) != need)
+		return -EACCES;
+	if (!len)
+		return 0;
+	if (iova < mr_iova || len > mr_len || iova - mr_iova > mr_len - len)
+		return -ERANGE;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_mr_access_ok);
+
+/**
+ * sroce_mr_copy() - copy between a buffer and an MR, optionally with CRC
+ * @mr: the MR; the caller checked the range with sroce_mr_access_ok()
+ * @iova: first MR address
+ * @buf: kernel buffer
+ * @len: bytes
+ * @to_mr: copy @buf into the MR (else the MR into @buf)
+ * @crc: when not NULL, running CRC-32 continued over the bytes copied,
+ *	 computed on each chunk right after it is copied, while it is hot
+ */
+void sroce_mr_copy(struct sroce_mr *mr, u64 iova, void *buf, u32 len,
+		   bool to_mr, u32 *crc)
+{
+	u64 off;
+
+	if (mr->dma) {
+		void *va = (void *)(uintptr_t)iova;
+
+		if (to_mr)
+			memcpy(va, buf, len);
+		else
+			memcpy(buf, va, len);
+		if (crc)
+			*crc = crc32_le(*crc, buf, len);
+		return;
+	}
+
+	off = iova - mr->iova + mr->page_off;
+	while (len) {
+		struct page *pg = mr->pages[off >> PAGE_SHIFT];
+		u32 po = off & ~PAGE_MASK;
+		u32 n = min_t(u32, len, PAGE_SIZE - po);
+		u8 *va = kmap_local_page(pg);
+
+		if (to_mr)
+			memcpy(va + po, buf, n);
+		else
+			memcpy(buf, va + po, n);
+		kunmap_local(va);
+		if (crc)
+			*crc = crc32_le(*crc, buf, n);
+		buf += n;
+		off += n;
+		len -= n;
+	}
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_mr_copy);
+
+/**
+ * sroce_mr_get() - find an MR by key and hold it for use
+ * @sdev: device
+ * @key: lkey or rkey
+ *
+ * Any context. Release with sroce_mr_put().
+ *
+ * Return: the MR, or NULL for an unknown, stale or dying key.
+ */
+struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key)
+{
+	struct sroce_mr *mr;
+
+	rcu_read_lock();
+	mr = xa_load(&sdev->mr_xa, sroce_key_index(key));
+	if (mr && (mr->ibmr.lkey != key || !refcount_inc_not_zero(&mr->users)))
+		mr = NULL;
+	rcu_read_unlock();
+	return mr;
+}
+
+void sroce_mr_put(struct sroce_mr *mr)
+{
+	if (refcount_dec_and_test(&mr->users))
+		complete(&mr->idle);
+}
+
+/* Give @mr an index and key; it becomes visible to sroce_mr_get(). */
+static int sroce_mr_publish(struct sroce_dev *sdev, struct sroce_mr *mr)
+{
+	u32 index;
+	u8 key8;
+	int err;
+
+	err = xa_alloc_cyclic(&sdev->mr_xa, &index, NULL,
+			      XA_LIMIT(1, SROCE_MAX_MR_INDEX), &sdev->mr_next,
+			      GFP_KERNEL);
+	if (err < 0)
+		return err;
+	key8 = sroce_key_next((u8)atomic_inc_return(&sdev->key_seq));
+	mr->ibmr.lkey = sroce_key_make(index, key8);
+	mr->ibmr.rkey = mr->ibmr.lkey;
+	refcount_set(&mr->users, 1);
+	init_completion(&mr->idle);
+	xa_store(&sdev->mr_xa, index, mr, GFP_KERNEL);
+	return 0;
+}
+
+static struct sroce_mr *sroce_mr_alloc(struct ib_pd *pd, int access)
+{
+	struct sroce_dev *sdev = to_sdev(pd->device);
+	struct sroce_mr *mr;
+
+	if (access & ~SROCE_MR_ACCESS)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (sroce_res_get(sdev, SROCE_RES_MR))
+		return ERR_PTR(-ENOMEM);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr) {
+		sroce_res_put(sdev, SROCE_RES_MR);
+		return ERR_PTR(-ENOMEM);
+	}
+	mr->access = access;
+	return mr;
+}
+
+static void sroce_mr_free(struct sroce_dev *sdev, struct sroce_mr *mr)
+{
+	if (mr->umem)
+		ib_umem_release(mr->umem);
+	kvfree(mr->pages);
+	kfree_rcu(mr, rcu);
+	sroce_res_put(sdev, SROCE_RES_MR);
+}
+
+struct ib_mr *sroce_get_dma_mr(struct ib_pd *pd, int access)
+{
+	struct sroce_mr *mr = sroce_mr_alloc(pd, access);
+	int err;
+
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	mr->dma = true;
+	mr->iova = 0;
+	mr->length = U64_MAX;
+	err = sroce_mr_publish(to_sdev(pd->device), mr);
+	if (err) {
+		sroce_mr_free(to_sdev(pd->device), mr);
+		return ERR_PTR(err);
+	}
+	return &mr->ibmr;
+}
+
+/* The pinned pages, one pointer per PAGE_SIZE page, in order. */
+static int sroce_mr_pages(struct sroce_mr *mr)
+{
+	struct sg_table *sgt = &mr->umem->sgt_append.sgt;
+	struct sg_page_iter it;
+	unsigned long i = 0;
+
+	mr->npages = ib_umem_num_pages(mr->umem);
+	mr->pages = kvmalloc_array(mr->npages, sizeof(*mr->pages), GFP_KERNEL);
+	if (!mr->pages)
+		return -ENOMEM;
+	for_each_sgtable_page(sgt, &it, 0) {
+		if (WARN_ON_ONCE(i >= mr->npages))
+			return -EFAULT;
+		mr->pages[i++] = sg_page_iter_page(&it);
+	}
+	return i == mr->npages ? 0 : -EFAULT;
+}
+
+struct ib_mr *sroce_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
+				u64 iova, int access, struct ib_udata *udata)
+{
+	struct sroce_dev *sdev = to_sdev(pd->device);
+	struct sroce_mr *mr;
+	int err;
+
+	if (length > SROCE_MAX_MR_SIZE)
+		return ERR_PTR(-EINVAL);
+	mr = sroce_mr_alloc(pd, access);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	mr->iova = iova;
+	mr->length = length;
+	mr->page_off = start & ~PAGE_MASK;
+
+	/* A zero-length MR pins nothing; every non-empty access is out of range. */
+	if (length) {
+		mr->umem = ib_umem_get(pd->device, start, length, access);
+		if (IS_ERR(mr->umem)) {
+			err = PTR_ERR(mr->umem);
+			mr->umem = NULL;
+			goto err;
+		}
+		err = sroce_mr_pages(mr);
+		if (err)
+			goto err;
+	}
+	err = sroce_mr_publish(sdev, mr);
+	if (err)
+		goto err;
+	return &mr->ibmr;
+
+err:
+	sroce_mr_free(sdev, mr);
+	return ERR_PTR(err);
+}
+
+int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	struct sroce_dev *sdev = to_sdev(ibmr->device);
+	struct sroce_mr *mr = to_smr(ibmr);
+
+	xa_erase(&sdev->mr_xa, sroce_key_index(mr->ibmr.lkey));
+	sroce_mr_put(mr);
+	/* In-flight packets hold references; they finish, then we unpin. */
+	wait_for_completion(&mr->idle);
+	sroce_mr_free(sdev, mr);
+	return 0;
+}

@@ -1,0 +1,109 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Memory regions through the stock rxe provider: registration of many
+shapes and sizes, access-flag rules, keys, the device limit, and nothing
+left behind. One TAP-style line per check; non-zero exit on any failure."""
+import errno
+import mmap
+import sys
+
+from pyverbs.device import Context
+from pyverbs.enums import (IBV_ACCESS_LOCAL_WRITE, IBV_ACCESS_REMOTE_ATOMIC,
+                           IBV_ACCESS_REMOTE_READ, IBV_ACCESS_REMOTE_WRITE)
+from pyverbs.mr import MR
+from pyverbs.pd import PD
+from pyverbs.pyverbs_error import PyverbsRDMAError
+
+failed = 0
+LW, RW, RR, RA = (IBV_ACCESS_LOCAL_WRITE, IBV_ACCESS_REMOTE_WRITE,
+                  IBV_ACCESS_REMOTE_READ, IBV_ACCESS_REMOTE_ATOMIC)
+
+
+def check(ok, name, detail=''):
+    global failed
+    print(('ok - ' if ok else 'not ok - ') + name +
+          (': ' + str(detail) if detail and not ok else ''), flush=True)
+    if not ok:
+        failed += 1
+
+
+def expect_errno(fn, want, name):
+    try:
+        obj = fn()
+    except PyverbsRDMAError as e:
+        check(e.error_code == want, name, 'errno %d' % e.error_code)
+        return
+    obj.close()
+    check(False, name, 'no error')
+
+
+def main(dev, full_limits):
+    ctx = Context(name=dev)
+    pd = PD(ctx)
+    attr = ctx.query_device()
+
+    mrs = []
+    bad = []
+    for size in (1, 7, 4095, 4096, 4097, 65536, 1 << 20, 3 * 4096 + 5,
+                 64 << 20):
+        for access in (0, LW, LW | RW, LW | RR, LW | RW | RR | RA):
+            mr = MR(pd, size, access)
+            if mr.lkey != mr.rkey or (mr.lkey & 0xff) == 0 or \
+               (mr.lkey >> 8) == 0:
+                bad.append((size, access, hex(mr.lkey)))
+            mrs.append(mr)
+    check(not bad, '%d MRs of sizes 1 B..64 MiB, all access mixes' % len(mrs),
+          bad)
+    keys = [m.lkey for m in mrs]
+    check(len(set(keys)) == len(keys), 'keys are unique')
+    check(len(set(k >> 8 for k in keys)) == len(keys),
+          'key indices are unique (index << 8 | key byte)')
+    for m in mrs:
+        m.close()
+
+    # Unaligned start inside an anonymous mapping, crossing pages.
+    buf = mmap.mmap(-1, 5 * 4096)
+    import ctypes
+    base = ctypes.addressof(ctypes.c_char.from_buffer(buf))
+    ok = True
+    for off, length in ((1, 4096), (4095, 2), (100, 3 * 4096), (0, 5 * 4096)):
+        mr = MR(pd, length, LW | RW, address=base + off)
+        ok = ok and mr.length == length
+        mr.close()
+    check(ok, 'MRs at unaligned addresses spanning pages')
+    del base
+    buf.close()
+
+    expect_errno(lambda: MR(pd, 4096, RW), errno.EINVAL,
+                 'remote write without local write refused with EINVAL')
+    expect_errno(lambda: MR(pd, 4096, RA), errno.EINVAL,
+                 'remote atomic without local write refused with EINVAL')
+
+    try:
+        mr = MR(pd, 0, LW)
+        check(True, 'zero-length MR registers')
+        mr.close()
+    except PyverbsRDMAError as e:
+        check(False, 'zero-length MR registers', 'errno %d' % e.error_code)
+
+    if full_limits:
+        mrs = []
+        try:
+            for _ in range(attr.max_mr):
+                mrs.append(MR(pd, 8, LW))
+        except PyverbsRDMAError as e:
+            check(False, '%d MRs allocated' % attr.max_mr,
+                  'failed at %d: errno %d' % (len(mrs), e.error_code))
+        else:
+            check(True, '%d MRs allocated' % attr.max_mr)
+            expect_errno(lambda: MR(pd, 8, LW), errno.ENOMEM,
+                         'MR above max_mr refused with ENOMEM')
+        for m in mrs:
+            m.close()
+    pd.close()
+    ctx.close()
+    return failed
+
+
+if __name__ == '__main__':
+    sys.exit(1 if main(sys.argv[1], '--full' in sys.argv) else 0)
