@@ -19,14 +19,9 @@ mkdir -p "$SROCE_SHARED/sync"
 touch "$SROCE_SHARED/sync/up.$me"
 wait_for 120 test -e "$SROCE_SHARED/sync/up.$peer"
 wait_for 60 ping -c1 -W1 198.18.0.$((peer + 1))
-echo "\$ (send 8 RoCEv2 SEND_ONLY packets to 198.18.0.$((peer + 1)):4791)"
-"$PY" - "198.18.0.$((peer + 1))" <<'PYEOF'
-import socket, struct, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-for psn in range(8):
-    s.sendto(struct.pack('>BBHII', 0x04, 0x40, 0xffff, 0x11, psn) + b'demo' + bytes(4),
-             (sys.argv[1], 4791))
-PYEOF
+echo "\$ (send 8 RoCEv2 SEND_ONLY frames to 198.18.0.$((peer + 1)):4791)"
+"$PY" "$SROCE_TREE/tests/guest/send_roce.py" eth0 198.18.0.$((me + 1)) \
+	198.18.0.$((peer + 1)) 8 0 0
 touch "$SROCE_SHARED/sync/sent.$me"
 wait_for 120 test -e "$SROCE_SHARED/sync/sent.$peer"
 sleep 1

@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Two VMs: each creates sroce0, then sends the other RoCEv2-shaped UDP
-# datagrams to port 4791 (well-formed BTHs and malformed ones, over IPv4 and
-# IPv6) and checks that the receiver's counters saw exactly those.
+# Two VMs: each creates sroce0; the first sends the second hand-built
+# RoCEv2 frames (good ICRC, bad ICRC, malformed; IPv4 and IPv6) and the
+# second checks that its counters saw exactly those.
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -28,29 +28,16 @@ t "peer reachable over IPv4" wait_for 60 ping -c1 -W1 198.18.0.$((peer + 1))
 t "peer reachable over IPv6" wait_for 60 ping -6 -c1 -W1 2001:2::$((peer + 1))
 t "both guests ready" barrier ready
 
-send() {
-	"$PY" - "$@" <<'PYEOF'
-import socket, struct, sys
-addr, fam = sys.argv[1], socket.AF_INET6 if ':' in sys.argv[1] else socket.AF_INET
-s = socket.socket(fam, socket.SOCK_DGRAM)
-# RC SEND_ONLY to QP 0x11, PSN 7, 4 bytes of payload, then a zero ICRC.
-good = struct.pack('>BBHII', 0x04, 0x40, 0xffff, 0x11, 0x80000007) + b'abcd' + bytes(4)
-# Reserved opcode 0x15, and a BTH cut short.
-bad = [struct.pack('>BBHII', 0x15, 0x40, 0xffff, 0x11, 7) + bytes(4), b'\x04\x40']
-for _ in range(10):
-    s.sendto(good, (addr, 4791))
-for b in bad:
-    s.sendto(b, (addr, 4791))
-PYEOF
-}
-
 if [ "$me" -eq 0 ]; then
-	t "send 24 datagrams to the peer" bash -c "$(declare -f send); PY=$PY; send 198.18.0.2 && send 2001:2::2"
+	send="$PY $SROCE_TREE/tests/guest/send_roce.py eth0"
+	t "send 14 IPv4 frames to the peer" $send 198.18.0.1 198.18.0.2 10 2 2
+	t "send 14 IPv6 frames to the peer" $send 2001:2::1 2001:2::2 10 2 2
 	barrier sent
 else
 	barrier sent
-	t "24 packets counted" wait_for 10 bash -c "$(declare -f counter); [ \"\$(counter rx_packets)\" = 24 ]"
-	t "20 well-formed packets dropped for no QP" test "$(counter rx_drop_no_qp)" = 20
+	t "28 packets counted" wait_for 10 bash -c "$(declare -f counter); [ \"\$(counter rx_packets)\" = 28 ]"
+	t "20 packets with a good ICRC reach the QP lookup" test "$(counter rx_drop_no_qp)" = 20
+	t "4 packets with a bad ICRC dropped and counted" test "$(counter rx_icrc_errors)" = 4
 	t "4 malformed packets counted" test "$(counter rx_drop_malformed)" = 4
 fi
 barrier done
