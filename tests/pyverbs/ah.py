@@ -9,15 +9,8 @@ from pyverbs.device import Context
 from pyverbs.pd import PD
 from pyverbs.pyverbs_error import PyverbsError
 
-failed = 0
-
-
-def check(ok, name, detail=''):
-    global failed
-    print(('ok - ' if ok else 'not ok - ') + name +
-          (': ' + str(detail) if detail and not ok else ''), flush=True)
-    if not ok:
-        failed += 1
+import tap
+from tap import check
 
 
 def main(dev):
@@ -52,7 +45,7 @@ def main(dev):
         a.close()
     pd.close()
     ctx.close()
-    return failed
+    return tap.failed
 
 
 if __name__ == '__main__':

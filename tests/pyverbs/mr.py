@@ -14,27 +14,11 @@ from pyverbs.mr import MR
 from pyverbs.pd import PD
 from pyverbs.pyverbs_error import PyverbsRDMAError
 
-failed = 0
+import tap
+from tap import check, expect_errno
+
 LW, RW, RR, RA = (IBV_ACCESS_LOCAL_WRITE, IBV_ACCESS_REMOTE_WRITE,
                   IBV_ACCESS_REMOTE_READ, IBV_ACCESS_REMOTE_ATOMIC)
-
-
-def check(ok, name, detail=''):
-    global failed
-    print(('ok - ' if ok else 'not ok - ') + name +
-          (': ' + str(detail) if detail and not ok else ''), flush=True)
-    if not ok:
-        failed += 1
-
-
-def expect_errno(fn, want, name):
-    try:
-        obj = fn()
-    except PyverbsRDMAError as e:
-        check(e.error_code == want, name, 'errno %d' % e.error_code)
-        return
-    obj.close()
-    check(False, name, 'no error')
 
 
 def main(dev, full_limits):
@@ -102,7 +86,7 @@ def main(dev, full_limits):
             m.close()
     pd.close()
     ctx.close()
-    return failed
+    return tap.failed
 
 
 if __name__ == '__main__':

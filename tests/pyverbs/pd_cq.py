@@ -15,25 +15,8 @@ from pyverbs.device import Context
 from pyverbs.pd import PD
 from pyverbs.pyverbs_error import PyverbsRDMAError
 
-failed = 0
-
-
-def check(ok, name, detail=''):
-    global failed
-    print(('ok - ' if ok else 'not ok - ') + name +
-          (': ' + str(detail) if detail and not ok else ''), flush=True)
-    if not ok:
-        failed += 1
-
-
-def expect_errno(fn, want, name):
-    try:
-        obj = fn()
-    except PyverbsRDMAError as e:
-        check(e.error_code == want, name, 'errno %d' % e.error_code)
-        return
-    obj.close()
-    check(False, name, 'no error')
+import tap
+from tap import check, expect_errno
 
 
 def main(dev, full_limits):
@@ -115,7 +98,7 @@ def main(dev, full_limits):
         for c in cqs:
             c.close()
     ctx.close()
-    return failed
+    return tap.failed
 
 
 if __name__ == '__main__':
