@@ -13,6 +13,7 @@
 #include <linux/if_vlan.h>
 #include <linux/module.h>
 #include <linux/rtnetlink.h>
+#include <rdma/ib_addr.h>
 #include <rdma/rdma_netlink.h>
 
 #include "sroce.h"
@@ -21,29 +22,22 @@
 static LIST_HEAD(sroce_devs);
 static DEFINE_MUTEX(sroce_devs_lock);
 
-/*
- * Worst-case bytes around the payload of one packet: IPv6 (40) + UDP (8) +
- * BTH (12) + RETH (16) + ImmDt (4) + ICRC (4). RETH+ImmDt is the largest
- * extension set that travels with payload.
- */
-#define SROCE_MAX_HDR_OVERHEAD	(40 + 8 + 12 + 16 + 4 + SROCE_ICRC_LEN)
-
 /**
  * sroce_mtu_from_netdev() - the IB path MTU a netdev MTU can carry
  * @ndev_mtu: the netdev's MTU (IP packet size)
  *
- * Return: the largest of IB_MTU_256..IB_MTU_4096 whose payload plus the
- * worst-case headers fits; IB_MTU_256 when even that does not fit (the
- * IP layer then fragments, as with rdma_rxe).
+ * ib_core's iboe_get_mtu() is what rdma_cm uses for RoCE path MTUs, so the
+ * port reports the same figure connections will be set up with.
+ *
+ * Return: the largest of IB_MTU_256..IB_MTU_4096 that fits with ib_core's
+ * worst-case headers; IB_MTU_256 when even that does not fit (the IP layer
+ * then fragments, as with rdma_rxe).
  */
 enum ib_mtu sroce_mtu_from_netdev(unsigned int ndev_mtu)
 {
-	enum ib_mtu m;
+	enum ib_mtu m = iboe_get_mtu(min_t(unsigned int, ndev_mtu, INT_MAX));
 
-	for (m = IB_MTU_4096; m > IB_MTU_256; m--)
-		if (ib_mtu_enum_to_int(m) + SROCE_MAX_HDR_OVERHEAD <= ndev_mtu)
-			return m;
-	return IB_MTU_256;
+	return m ? m : IB_MTU_256;
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_mtu_from_netdev);
 

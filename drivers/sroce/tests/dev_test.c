@@ -7,16 +7,16 @@
 
 static void dev_mtu(struct kunit *test)
 {
-	/* 84 bytes of worst-case headers ride with each payload. */
+	/* iboe_get_mtu(): 96 bytes of worst-case headers per payload. */
 	KUNIT_EXPECT_EQ(test, sroce_mtu_from_netdev(1500), IB_MTU_1024);
 	KUNIT_EXPECT_EQ(test, sroce_mtu_from_netdev(9000), IB_MTU_4096);
-	KUNIT_EXPECT_EQ(test, sroce_mtu_from_netdev(4096 + 84), IB_MTU_4096);
-	KUNIT_EXPECT_EQ(test, sroce_mtu_from_netdev(4096 + 83), IB_MTU_2048);
-	KUNIT_EXPECT_EQ(test, sroce_mtu_from_netdev(2048 + 84), IB_MTU_2048);
-	KUNIT_EXPECT_EQ(test, sroce_mtu_from_netdev(1024 + 84), IB_MTU_1024);
-	KUNIT_EXPECT_EQ(test, sroce_mtu_from_netdev(1024 + 83), IB_MTU_512);
-	KUNIT_EXPECT_EQ(test, sroce_mtu_from_netdev(512 + 84), IB_MTU_512);
-	KUNIT_EXPECT_EQ(test, sroce_mtu_from_netdev(512 + 83), IB_MTU_256);
+	KUNIT_EXPECT_EQ(test, sroce_mtu_from_netdev(4096 + 96), IB_MTU_4096);
+	KUNIT_EXPECT_EQ(test, sroce_mtu_from_netdev(4096 + 95), IB_MTU_2048);
+	KUNIT_EXPECT_EQ(test, sroce_mtu_from_netdev(2048 + 96), IB_MTU_2048);
+	KUNIT_EXPECT_EQ(test, sroce_mtu_from_netdev(1024 + 96), IB_MTU_1024);
+	KUNIT_EXPECT_EQ(test, sroce_mtu_from_netdev(1024 + 95), IB_MTU_512);
+	KUNIT_EXPECT_EQ(test, sroce_mtu_from_netdev(512 + 96), IB_MTU_512);
+	KUNIT_EXPECT_EQ(test, sroce_mtu_from_netdev(512 + 95), IB_MTU_256);
 	KUNIT_EXPECT_EQ(test, sroce_mtu_from_netdev(68), IB_MTU_256);
 	KUNIT_EXPECT_EQ(test, sroce_mtu_from_netdev(0), IB_MTU_256);
 	KUNIT_EXPECT_EQ(test, sroce_mtu_from_netdev(65535), IB_MTU_4096);
