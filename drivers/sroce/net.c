@@ -68,6 +68,9 @@ static const struct skb_checksum_ops sroce_crc_ops = {
  * BTH the caller has pulled into the linear area. IP, UDP and BTH must be
  * contiguous: no IPv4 options, no IPv6 extension headers (RoCEv2 uses
  * neither); anything else fails the check.
+ *
+ * This is a pass of its own over the payload only while nothing is placed:
+ * the responder will check payload-carrying packets in its copy pass.
  */
 static bool sroce_icrc_ok(struct sk_buff *skb)
 {

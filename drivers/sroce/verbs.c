@@ -187,7 +187,6 @@ static const struct rdma_stat_desc sroce_counter_desc[SROCE_CNT_NUM] = {
 	[SROCE_CNT_TX_BYTES].name		= "tx_bytes",
 	[SROCE_CNT_RX_DROP_MALFORMED].name	= "rx_drop_malformed",
 	[SROCE_CNT_RX_ICRC_ERR].name		= "rx_icrc_errors",
-	[SROCE_CNT_RX_DROP_NO_DEV].name		= "rx_drop_no_dev",
 	[SROCE_CNT_RX_DROP_NO_QP].name		= "rx_drop_no_qp",
 	[SROCE_CNT_CQ_OVERFLOW].name		= "cq_overflow",
 	[SROCE_CNT_LINK_DOWNED].name		= "link_downed",
