@@ -103,9 +103,11 @@ void sroce_dealloc_driver(struct ib_device *ib)
 	mutex_lock(&sroce_devs_lock);
 	list_del(&sdev->list);
 	mutex_unlock(&sroce_devs_lock);
-	WARN_ON(!xa_empty(&sdev->mr_xa) || !xa_empty(&sdev->ah_xa));
+	WARN_ON(!xa_empty(&sdev->mr_xa) || !xa_empty(&sdev->ah_xa) ||
+		!xa_empty(&sdev->qp_xa));
 	xa_destroy(&sdev->mr_xa);
 	xa_destroy(&sdev->ah_xa);
+	xa_destroy(&sdev->qp_xa);
 	free_percpu(sdev->cnt);
 	netdev_put(sdev->ndev, &sdev->ndev_tracker);
 }
@@ -125,6 +127,7 @@ static struct sroce_dev *sroce_alloc(struct net_device *ndev)
 	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC1);
 	/* The UD send path reads AHs from softirq too. */
 	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_BH);
+	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_BH);
 	sdev->ndev = ndev;
 	netdev_hold(ndev, &sdev->ndev_tracker, GFP_KERNEL);
 	spin_lock_init(&sdev->port_lock);
@@ -264,9 +267,12 @@ static int __init sroce_init(void)
 {
 	int err;
 
-	err = sroce_net_init();
+	err = sroce_wq_init();
 	if (err)
 		return err;
+	err = sroce_net_init();
+	if (err)
+		goto err_wq;
 	err = register_netdevice_notifier(&sroce_netdev_nb);
 	if (err)
 		goto err_net;
@@ -276,6 +282,8 @@ static int __init sroce_init(void)
 
 err_net:
 	sroce_net_exit();
+err_wq:
+	sroce_wq_exit();
 	return err;
 }
 
@@ -285,6 +293,7 @@ static void __exit sroce_exit(void)
 	sroce_remove_all();
 	unregister_netdevice_notifier(&sroce_netdev_nb);
 	sroce_net_exit();
+	sroce_wq_exit();
 	pr_info("sroce: unloaded\n");
 }
 

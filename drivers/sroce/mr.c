@@ -13,6 +13,7 @@
 #include <linux/crc32.h>
 #include <linux/highmem.h>
 #include <linux/scatterlist.h>
+#include <linux/skbuff.h>
 #include <linux/slab.h>
 #include <rdma/ib_umem.h>
 
@@ -96,6 +97,103 @@ void sroce_mr_copy(struct sroce_mr *mr, u64 iova, void *buf, u32 len,
 	}
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_mr_copy);
+
+/* Move @len bytes between @mr at @iova and @c, and advance @c. */
+static void sroce_mr_xfer(struct sroce_mr *mr, u64 iova, u32 len,
+			  struct sroce_copy *c)
+{
+	struct skb_seq_state st;
+	const u8 *data;
+	u32 done = 0;
+
+	if (!c->skb) {
+		sroce_mr_copy(mr, iova, c->buf, len, c->to_mr, c->crc);
+		c->buf += len;
+		return;
+	}
+	/* Out of a received packet, fragments and all, without linearizing. */
+	skb_prepare_seq_read(c->skb, c->off, c->off + len, &st);
+	while (done < len) {
+		u32 n = skb_seq_read(done, &data, &st);
+
+		if (!n)
+			break;
+		n = min(n, len - done);
+		sroce_mr_copy(mr, iova + done, (void *)data, n, true, c->crc);
+		done += n;
+	}
+	skb_abort_seq_read(&st);
+	c->off += len;
+}
+
+/**
+ * sroce_mr_copy_rkey() - copy between the MR a key names and a packet
+ * @pd: the QP's PD; the MR must belong to it
+ * @rkey: lkey or rkey
+ * @va: first MR address
+ * @len: bytes
+ * @need: IB_ACCESS_* rights the access needs
+ * @c: the other side of the copy
+ *
+ * Return: 0; -EINVAL for an unknown key, -EACCES for a foreign PD or a
+ * missing right, -ERANGE when out of bounds. Nothing is copied on error.
+ */
+int sroce_mr_copy_rkey(struct ib_pd *pd, u32 rkey, u64 va, u32 len, int need,
+		       struct sroce_copy *c)
+{
+	struct sroce_mr *mr;
+	int err;
+
+	mr = sroce_mr_get(to_sdev(pd->device), rkey);
+	if (!mr)
+		return -EINVAL;
+	if (mr->ibmr.pd != pd)
+		err = -EACCES;
+	else
+		err = sroce_mr_access_ok(mr->iova, mr->length, mr->access, va,
+					 len, need);
+	if (!err && len)
+		sroce_mr_xfer(mr, va, len, c);
+	sroce_mr_put(mr);
+	return err;
+}
+
+/**
+ * sroce_sge_copy() - copy part of a message between an SGE list and @c
+ * @pd: the QP's PD
+ * @sge: the list, validated lengths
+ * @num_sge: entries
+ * @off: first message byte
+ * @len: bytes
+ * @need: IB_ACCESS_* rights (IB_ACCESS_LOCAL_WRITE to scatter)
+ * @c: the other side
+ *
+ * Return: 0, or the error of the first SGE that fails (see
+ * sroce_mr_copy_rkey()); -ERANGE when the list is shorter than asked.
+ */
+int sroce_sge_copy(struct ib_pd *pd, const struct ib_sge *sge, u32 num_sge,
+		   u32 off, u32 len, int need, struct sroce_copy *c)
+{
+	u32 i;
+	int err;
+
+	for (i = 0; i < num_sge && len; i++) {
+		u32 n;
+
+		if (off >= sge[i].length) {
+			off -= sge[i].length;
+			continue;
+		}
+		n = min(sge[i].length - off, len);
+		err = sroce_mr_copy_rkey(pd, sge[i].lkey, sge[i].addr + off, n,
+					 need, c);
+		if (err)
+			return err;
+		len -= n;
+		off = 0;
+	}
+	return len ? -ERANGE : 0;
+}
 
 /**
  * sroce_mr_get() - find an MR by key and hold it for use

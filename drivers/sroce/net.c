@@ -11,9 +11,14 @@
  * counted and dropped before anything acts on it.
  */
 #include <linux/crc32.h>
+#include <linux/inetdevice.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/skbuff.h>
+#include <net/addrconf.h>
+#include <net/ip6_route.h>
+#include <net/ipv6_stubs.h>
+#include <net/route.h>
 #include <net/udp_tunnel.h>
 #include <asm/unaligned.h>
 
@@ -93,42 +98,355 @@ static bool sroce_icrc_ok(struct sk_buff *skb)
 	return ~crc == le32_to_cpu(wire);
 }
 
+bool sroce_skb_icrc_ok(struct sk_buff *skb)
+{
+	return sroce_icrc_ok(skb);
+}
+
+static bool sroce_is_response(u8 opcode)
+{
+	switch (opcode & SROCE_OP_MASK) {
+	case SROCE_OP_READ_RESP_FIRST:
+	case SROCE_OP_READ_RESP_MIDDLE:
+	case SROCE_OP_READ_RESP_LAST:
+	case SROCE_OP_READ_RESP_ONLY:
+	case SROCE_OP_ACK:
+	case SROCE_OP_ATOMIC_ACK:
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Parse the BTH and extension headers of a packet whose UDP header is at
+ * skb->data. Every length is checked against the packet before use.
+ */
+static bool sroce_parse(struct sk_buff *skb, struct sroce_pkt *pkt)
+{
+	unsigned int udpl = sizeof(struct udphdr), hlen, len = skb->len;
+	struct sroce_bth bth;
+	const u8 *p;
+
+	if (!pskb_may_pull(skb, udpl + sizeof(bth)))
+		return false;
+	memcpy(&bth, skb->data + udpl, sizeof(bth));
+	pkt->opcode = sroce_bth_opcode(&bth);
+	pkt->hdrs = sroce_opcode_hdrs(pkt->opcode);
+	hlen = sroce_opcode_hdr_len(pkt->opcode);
+	if (!hlen || sroce_bth_tver(&bth))
+		return false;
+	pkt->padlen = sroce_bth_pad(&bth);
+	if (len < udpl + hlen + pkt->padlen + SROCE_ICRC_LEN)
+		return false;
+	if (!pskb_may_pull(skb, udpl + hlen))
+		return false;
+	pkt->skb = skb;
+	pkt->psn = sroce_bth_psn(&bth);
+	pkt->qpn = sroce_bth_qpn(&bth);
+	pkt->ackreq = sroce_bth_ackreq(&bth);
+	pkt->se = sroce_bth_se(&bth);
+	pkt->payoff = udpl + hlen;
+	pkt->paylen = len - pkt->payoff - pkt->padlen - SROCE_ICRC_LEN;
+	if (pkt->paylen && !(pkt->hdrs & SROCE_HDR_PAYLOAD))
+		return false;
+
+	/* Extension headers in wire order (IBTA table 38). */
+	p = skb->data + udpl + sizeof(bth);
+	if (pkt->hdrs & SROCE_HDR_RETH) {
+		memcpy(&pkt->reth, p, sizeof(pkt->reth));
+		p += sizeof(pkt->reth);
+	}
+	if (pkt->hdrs & SROCE_HDR_ATMETH) {
+		memcpy(&pkt->atmeth, p, sizeof(pkt->atmeth));
+		p += sizeof(pkt->atmeth);
+	}
+	if (pkt->hdrs & SROCE_HDR_AETH) {
+		memcpy(&pkt->aeth, p, sizeof(pkt->aeth));
+		p += sizeof(pkt->aeth);
+	}
+	if (pkt->hdrs & SROCE_HDR_ATMACK) {
+		memcpy(&pkt->atmack, p, sizeof(pkt->atmack));
+		p += sizeof(pkt->atmack);
+	}
+	if (pkt->hdrs & SROCE_HDR_DETH)
+		p += sizeof(struct sroce_deth);
+	if (pkt->hdrs & SROCE_HDR_IMM) {
+		memcpy(&pkt->imm, p, sizeof(pkt->imm));
+		p += sizeof(pkt->imm);
+	}
+	if (pkt->hdrs & SROCE_HDR_IETH)
+		pkt->ieth = get_unaligned_be32(p);
+	return true;
+}
+
+/**
+ * sroce_rcv() - process one RoCEv2 packet for a device
+ * @sdev: the device it arrived on
+ * @skb: the packet, skb->data at the UDP header; consumed
+ * @local: handed over by a local QP, not from the wire: no ICRC to check
+ *
+ * Called with BHs off (softirq, or a local transmit).
+ */
+void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool local)
+{
+	struct sroce_pkt pkt;
+	struct sroce_qp *qp;
+
+	sroce_count(sdev, SROCE_CNT_RX_PKTS, 1);
+	sroce_count(sdev, SROCE_CNT_RX_BYTES, skb->len);
+
+	if (!sroce_parse(skb, &pkt)) {
+		sroce_count(sdev, SROCE_CNT_RX_DROP_MALFORMED, 1);
+		goto drop;
+	}
+	if (!local && !sroce_icrc_ok(skb)) {
+		sroce_count(sdev, SROCE_CNT_RX_ICRC_ERR, 1);
+		goto drop;
+	}
+	pkt.icrc_ok = true;
+
+	qp = sroce_qp_get(sdev, pkt.qpn);
+	if (!qp) {
+		sroce_count(sdev, SROCE_CNT_RX_DROP_NO_QP, 1);
+		goto drop;
+	}
+	if ((pkt.opcode & SROCE_TR_MASK) != SROCE_TR_RC ||
+	    qp->ibqp.qp_type != IB_QPT_RC) {
+		sroce_count(sdev, SROCE_CNT_RX_DROP_MALFORMED, 1);
+	} else if (sroce_is_response(pkt.opcode)) {
+		sroce_comp_rcv(qp, &pkt);
+	} else {
+		sroce_resp_rcv(qp, &pkt);
+	}
+	sroce_qp_put(qp);
+drop:
+	kfree_skb(skb);
+}
+
 static int sroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 {
 	struct sroce_dev *sdev;
-	struct sroce_bth bth;
-	unsigned int len, hlen;
 
 	sdev = sroce_dev_get_by_netdev(skb->dev);
-	if (!sdev)
-		goto drop;
+	if (!sdev) {
+		kfree_skb(skb);
+		return 0;
+	}
+	sroce_rcv(sdev, skb, false);
+	ib_device_put(&sdev->ib);
+	return 0;
+}
 
-	len = skb->len;
-	sroce_count(sdev, SROCE_CNT_RX_PKTS, 1);
-	sroce_count(sdev, SROCE_CNT_RX_BYTES, len);
+static bool sroce_av_ipv6(const struct rxe_av *av)
+{
+	return av->network_type == RXE_NETWORK_TYPE_IPV6;
+}
 
-	if (!pskb_may_pull(skb, sizeof(struct udphdr) + sizeof(bth)))
-		goto malformed;
-	memcpy(&bth, skb->data + sizeof(struct udphdr), sizeof(bth));
-	hlen = sroce_opcode_hdr_len(sroce_bth_opcode(&bth));
-	if (!hlen || len < sizeof(struct udphdr) + hlen + SROCE_ICRC_LEN ||
-	    sroce_bth_tver(&bth))
-		goto malformed;
-	if (!sroce_icrc_ok(skb)) {
-		sroce_count(sdev, SROCE_CNT_RX_ICRC_ERR, 1);
-		goto put;
+static struct dst_entry *sroce_route4(struct sroce_qp *qp)
+{
+	const struct rxe_av *av = &qp->av;
+	struct flowi4 fl = {
+		.flowi4_proto = IPPROTO_UDP,
+		.daddr = av->dgid_addr._sockaddr_in.sin_addr.s_addr,
+		.saddr = av->sgid_addr._sockaddr_in.sin_addr.s_addr,
+	};
+	__be32 saddr;
+	struct rtable *rt;
+
+	rt = dst_cache_get_ip4(&qp->dst_cache, &saddr);
+	if (rt)
+		return &rt->dst;
+	rt = ip_route_output_key(&init_net, &fl);
+	if (IS_ERR(rt))
+		return NULL;
+	dst_cache_set_ip4(&qp->dst_cache, &rt->dst, fl.saddr);
+	return &rt->dst;
+}
+
+static struct dst_entry *sroce_route6(struct sroce_qp *qp)
+{
+	const struct rxe_av *av = &qp->av;
+	struct flowi6 fl = {
+		.flowi6_proto = IPPROTO_UDP,
+		.daddr = av->dgid_addr._sockaddr_in6.sin6_addr,
+		.saddr = av->sgid_addr._sockaddr_in6.sin6_addr,
+	};
+	struct dst_entry *dst;
+	struct in6_addr saddr;
+
+	if (!sroce_sk6)
+		return NULL;
+	dst = dst_cache_get_ip6(&qp->dst_cache, &saddr);
+	if (dst)
+		return dst;
+	dst = ipv6_stub->ipv6_dst_lookup_flow(&init_net, sroce_sk6->sk, &fl,
+					      NULL);
+	if (IS_ERR(dst))
+		return NULL;
+	dst_cache_set_ip6(&qp->dst_cache, dst, &fl.saddr);
+	return dst;
+}
+
+/**
+ * sroce_pkt_alloc() - a packet to the QP's peer, IP and UDP headers built
+ * @qp: the sending QP, its address vector set
+ * @len: bytes from the BTH to the end of the ICRC
+ *
+ * Any context. skb->data points at the BTH for the caller to fill; the IP
+ * header is final except for its checksum, so the ICRC can be computed
+ * before the packet goes.
+ *
+ * Return: the packet, or NULL (no route, no memory).
+ */
+struct sk_buff *sroce_pkt_alloc(struct sroce_qp *qp, unsigned int len)
+{
+	bool v6 = sroce_av_ipv6(&qp->av);
+	unsigned int ipl = v6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr);
+	const struct rxe_av *av = &qp->av;
+	struct dst_entry *dst;
+	struct sk_buff *skb;
+	struct udphdr *uh;
+	unsigned int room;
+	u8 ttl;
+
+	dst = v6 ? sroce_route6(qp) : sroce_route4(qp);
+	if (!dst)
+		return NULL;
+	room = LL_RESERVED_SPACE(dst->dev) + ipl + sizeof(*uh);
+	skb = alloc_skb(room + len, GFP_ATOMIC);
+	if (!skb) {
+		dst_release(dst);
+		return NULL;
+	}
+	skb_reserve(skb, room);
+	skb_put(skb, len);
+	skb_dst_set(skb, dst);
+
+	uh = skb_push(skb, sizeof(*uh));
+	skb_reset_transport_header(skb);
+	uh->source = htons(qp->sport);
+	uh->dest = htons(SROCE_UDP_PORT);
+	uh->len = htons(sizeof(*uh) + len);
+	uh->check = 0;
+
+	ttl = av->grh.hop_limit ? av->grh.hop_limit : 64;
+	if (v6) {
+		struct ipv6hdr *ip6 = skb_push(skb, sizeof(*ip6));
+
+		skb_reset_network_header(skb);
+		ip6_flow_hdr(ip6, av->grh.traffic_class,
+			     htonl(av->grh.flow_label & 0xfffff));
+		ip6->payload_len = htons(sizeof(*uh) + len);
+		ip6->nexthdr = IPPROTO_UDP;
+		ip6->hop_limit = ttl;
+		ip6->saddr = av->sgid_addr._sockaddr_in6.sin6_addr;
+		ip6->daddr = av->dgid_addr._sockaddr_in6.sin6_addr;
+		skb->protocol = htons(ETH_P_IPV6);
+	} else {
+		struct iphdr *ip4 = skb_push(skb, sizeof(*ip4));
+
+		skb_reset_network_header(skb);
+		ip4->version = 4;
+		ip4->ihl = 5;
+		ip4->tos = av->grh.traffic_class;
+		ip4->tot_len = htons(sizeof(*ip4) + sizeof(*uh) + len);
+		/* DF and no socket: the ID is 0, as ip_select_ident() does. */
+		ip4->id = 0;
+		ip4->frag_off = htons(IP_DF);
+		ip4->ttl = ttl;
+		ip4->protocol = IPPROTO_UDP;
+		ip4->check = 0;
+		ip4->saddr = av->sgid_addr._sockaddr_in.sin_addr.s_addr;
+		ip4->daddr = av->dgid_addr._sockaddr_in.sin_addr.s_addr;
+		skb->protocol = htons(ETH_P_IP);
+	}
+	skb_pull(skb, ipl + sizeof(*uh));
+	return skb;
+}
+
+/* The ICRC state after IP, UDP and BTH of a packet from sroce_pkt_alloc(). */
+u32 sroce_pkt_icrc_start(struct sk_buff *skb)
+{
+	return sroce_icrc_hdr(skb_network_header(skb),
+			      skb->protocol == htons(ETH_P_IPV6));
+}
+
+/* Close the ICRC over the last 4 bytes (after the caller's pad). */
+void sroce_pkt_icrc_end(struct sk_buff *skb, u32 crc)
+{
+	put_unaligned_le32(~crc, skb_tail_pointer(skb) - SROCE_ICRC_LEN);
+}
+
+/* The sroce device a local address belongs to, with a reference. */
+static struct sroce_dev *sroce_local_dev(struct sk_buff *skb)
+{
+	struct net_device *ndev = NULL;
+	struct sroce_dev *sdev = NULL;
+
+	rcu_read_lock();
+	if (skb->protocol == htons(ETH_P_IPV6))
+		ndev = ipv6_dev_find(&init_net, &ipv6_hdr(skb)->daddr, NULL);
+	else
+		ndev = __ip_dev_find(&init_net, ip_hdr(skb)->daddr, false);
+	if (ndev)
+		sdev = sroce_dev_get_by_netdev(ndev);
+	rcu_read_unlock();
+	return sdev;
+}
+
+/**
+ * sroce_pkt_xmit() - send a packet built by sroce_pkt_alloc()
+ * @qp: the sending QP
+ * @skb: the packet, ICRC written; consumed
+ *
+ * A packet to a local address skips the IP stack and goes straight into
+ * the receiving device's receive path (the ICRC is not checked there).
+ * Any context, no QP lock held: the local receive path may take the locks
+ * of any QP, this one included.
+ *
+ * Return: 0, or -EAGAIN when the packet was dropped on the way out (the
+ * caller backs off and sends it again).
+ */
+int sroce_pkt_xmit(struct sroce_qp *qp, struct sk_buff *skb)
+{
+	bool v6 = skb->protocol == htons(ETH_P_IPV6);
+	unsigned int ipl = v6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr);
+	struct sroce_dev *sdev = qp->sdev;
+	int err;
+
+	skb_push(skb, ipl + sizeof(struct udphdr));
+	sroce_count(sdev, SROCE_CNT_TX_PKTS, 1);
+	sroce_count(sdev, SROCE_CNT_TX_BYTES, skb->len - ipl);
+
+	if (skb_dst(skb)->dev->flags & IFF_LOOPBACK) {
+		struct sroce_dev *peer = sroce_local_dev(skb);
+
+		if (!peer) {
+			kfree_skb(skb);
+			return 0;	/* nobody to take it: lost, as on a wire */
+		}
+		skb_dst_drop(skb);
+		skb_pull(skb, ipl);
+		skb->dev = peer->ndev;
+		local_bh_disable();
+		sroce_rcv(peer, skb, true);
+		local_bh_enable();
+		ib_device_put(&peer->ib);
+		return 0;
 	}
 
-	/* No queue pair can exist yet: the RC/UD data path is not in. */
-	sroce_count(sdev, SROCE_CNT_RX_DROP_NO_QP, 1);
-	goto put;
-
-malformed:
-	sroce_count(sdev, SROCE_CNT_RX_DROP_MALFORMED, 1);
-put:
-	ib_device_put(&sdev->ib);
-drop:
-	kfree_skb(skb);
+	skb->ip_summed = CHECKSUM_NONE;
+	if (v6) {
+		memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
+		err = ip6_local_out(&init_net, sroce_sk6->sk, skb);
+	} else {
+		memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
+		err = ip_local_out(&init_net, sroce_sk4->sk, skb);
+	}
+	if (unlikely(net_xmit_eval(err))) {
+		sroce_count(sdev, SROCE_CNT_TX_DROPS, 1);
+		return -EAGAIN;
+	}
 	return 0;
 }
 

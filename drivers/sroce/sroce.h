@@ -10,11 +10,13 @@
 #include <linux/netdevice.h>
 #include <linux/percpu.h>
 #include <linux/spinlock.h>
+#include <net/dst_cache.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
 #include <uapi/rdma/rdma_user_rxe.h>
 
 #include "compat.h"
+#include <sroce/wire.h>
 
 #define SROCE_DRV_VERSION	"0.1.0"
 /* Shown by ibv_devinfo as fw_ver major.minor.sub (bits 47:32, 31:16, 15:0). */
@@ -61,6 +63,7 @@ enum sroce_res {
 	SROCE_RES_CQ,
 	SROCE_RES_MR,
 	SROCE_RES_AH,
+	SROCE_RES_QP,
 	SROCE_RES_NUM,
 };
 
@@ -75,6 +78,15 @@ enum sroce_counter {
 	SROCE_CNT_RX_DROP_NO_QP,
 	SROCE_CNT_CQ_OVERFLOW,
 	SROCE_CNT_LINK_DOWNED,
+	SROCE_CNT_RETRANSMITS,
+	SROCE_CNT_TIMEOUTS,
+	SROCE_CNT_TX_NAKS,
+	SROCE_CNT_RX_NAKS,
+	SROCE_CNT_TX_RNR_NAKS,
+	SROCE_CNT_RX_RNR_NAKS,
+	SROCE_CNT_RX_DUPLICATES,
+	SROCE_CNT_RX_OUT_OF_SEQ,
+	SROCE_CNT_TX_DROPS,
 	SROCE_CNT_NUM,
 };
 
@@ -101,6 +113,8 @@ struct sroce_dev {
 	u32			mr_next;	/* cyclic index allocation */
 	atomic_t		key_seq;	/* source of key bytes */
 	struct xarray		ah_xa;		/* ah_num -> AH */
+	struct xarray		qp_xa;		/* QPN -> QP, RCU readers */
+	u32			qp_next;	/* cyclic QPN allocation */
 };
 
 static inline struct sroce_dev *to_sdev(struct ib_device *ib)
@@ -191,6 +205,195 @@ static inline struct sroce_cq *to_scq(struct ib_cq *ibcq)
 	return container_of(ibcq, struct sroce_cq, ibcq);
 }
 
+/*
+ * A send WQE as the kernel keeps it: copied out of the user's ring and
+ * validated once, never read back from shared memory. Followed by the SGE
+ * list or the inline data.
+ */
+struct sroce_swqe {
+	u64		wr_id;
+	u32		opcode;		/* IB_WR_* (same values as IBV_WR_*) */
+	u32		flags;		/* IB_SEND_* */
+	u64		raddr;
+	u32		rkey;
+	__be32		imm;		/* immediate data, network order */
+	u32		length;		/* message bytes */
+	u32		num_sge;	/* 0 for inline data */
+	/* Requester progress, under sq_lock. */
+	u32		first_psn;	/* PSN of the first packet */
+	u32		last_psn;	/* PSN of the last packet */
+	u32		rd_done;	/* READ: bytes placed so far */
+	u8		started;	/* first packet sent at least once */
+	u8		sent;		/* every packet sent at least once */
+	u8		rd_counted;	/* READ: counted in rd_outstanding */
+	u8		inl;		/* data is inline */
+	u8		done;		/* READ: every response placed */
+	u8		bad;		/* failed validation: WC status */
+	union {
+		DECLARE_FLEX_ARRAY(struct ib_sge, sge);
+		DECLARE_FLEX_ARRAY(u8, inline_data);
+	};
+};
+
+/* A receive WQE, copied out of the RQ ring and validated. */
+struct sroce_rwqe {
+	u64		wr_id;
+	u32		length;		/* sum of the SGE lengths */
+	u32		num_sge;
+	struct ib_sge	sge[SROCE_MAX_SGE];
+};
+
+/* What the responder owes the requester, in PSN order. */
+enum sroce_rjob_type {
+	SROCE_RJOB_ACK,		/* ACK or NAK: one packet */
+	SROCE_RJOB_READ,	/* READ response: one or more packets */
+};
+
+struct sroce_rjob {
+	u8		type;
+	u8		syn;		/* AETH syndrome of an ACK/NAK */
+	u32		psn;		/* ACK: its PSN; READ: the request's */
+	u32		msn;
+	u64		va;		/* READ: as requested */
+	u32		rkey;
+	u32		len;
+	u32		off;		/* READ: bytes sent so far */
+};
+
+#define SROCE_RJOBS	(2 * SROCE_MAX_QP_RD_ATOM + 2)
+
+/* Bits of sroce_qp.flags. */
+enum {
+	SROCE_QP_RUNNING,	/* one context owns the transmit loop */
+	SROCE_QP_AGAIN,		/* more to transmit: the owner loops */
+};
+
+struct sroce_qp {
+	struct ib_qp		ibqp;
+	struct sroce_dev	*sdev;
+	refcount_t		users;		/* 1 + receive paths in flight */
+	struct completion	idle;
+	unsigned long		flags;
+	bool			user;
+	bool			dying;		/* under both locks */
+	bool			tx_backoff;	/* owned by the SROCE_QP_RUNNING holder */
+
+	/* Attributes, written under both locks, read under either. */
+	enum ib_qp_state	state;
+	int			access;
+	u32			dest_qpn;
+	u32			qkey;
+	enum ib_mtu		path_mtu;
+	u32			pmtu;		/* bytes */
+	u8			timeout;
+	u8			retry_cnt;
+	u8			rnr_retry;
+	u8			min_rnr_timer;
+	u8			max_rd_atomic;
+	u8			max_dest_rd_atomic;
+	u8			sq_sig_all;
+	struct rxe_av		av;
+	u16			sport;
+	struct dst_cache	dst_cache;
+	struct ib_qp_cap	cap;
+
+	/* Send side: requester and completer, under sq_lock. */
+	spinlock_t		sq_lock;
+	struct sroce_queue	sq;		/* sq.cons: oldest incomplete */
+	u8			*swqe;		/* kernel copies, one per slot */
+	size_t			swqe_size;
+	u32			sq_head;	/* slots copied out up to here */
+	u32			req_cur;	/* WQE being sent */
+	u32			req_off;	/* its next byte */
+	u32			req_psn;	/* next PSN to send */
+	u32			req_max_psn;	/* beyond anything sent */
+	u32			una_psn;	/* oldest unacknowledged PSN */
+	u32			rd_outstanding;
+	u8			retry_left;
+	u8			rnr_left;
+	bool			rnr_wait;	/* paused by an RNR NAK */
+	bool			rd_gap;		/* rewound for a READ gap */
+	u8			req_err;	/* WC status once failed */
+	struct hrtimer		timer;		/* retransmit and RNR */
+	u64			timer_ns;	/* ACK timeout, 0 = none */
+	struct delayed_work	tx_work;
+
+	/* Receive side: responder, under rq_lock. */
+	spinlock_t		rq_lock;
+	struct sroce_queue	rq;
+	u32			epsn;		/* expected PSN */
+	u32			msn;
+	u8			in_msg;		/* 0, or the op of a message in progress */
+	bool			nak_seq;	/* a sequence NAK is outstanding */
+	bool			have_rwqe;
+	u32			rcv_off;	/* bytes of the message placed */
+	struct sroce_rwqe	rwqe;
+	u32			wr_rkey;	/* WRITE in progress */
+	u64			wr_va;
+	u32			wr_len;
+	u32			rd_pending;	/* READ jobs queued */
+	u32			job_head, job_tail;
+	struct sroce_rjob	rjob_last;	/* READ job sent out last */
+	struct sroce_rjob	jobs[SROCE_RJOBS];
+};
+
+static inline struct sroce_qp *to_sqp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct sroce_qp, ibqp);
+}
+
+static inline struct sroce_swqe *sroce_swqe(struct sroce_qp *qp, u32 i)
+{
+	return (struct sroce_swqe *)(qp->swqe +
+				     (size_t)(i & qp->sq.index_mask) *
+				     qp->swqe_size);
+}
+
+/* A received packet, parsed and bounds-checked. */
+struct sroce_pkt {
+	struct sk_buff		*skb;
+	u8			opcode;
+	u32			hdrs;		/* enum sroce_hdr_bits */
+	u32			psn;
+	u32			qpn;
+	bool			ackreq;
+	bool			se;
+	u32			paylen;		/* payload bytes, no pad */
+	u32			payoff;		/* payload offset from skb->data */
+	u32			padlen;
+	bool			icrc_ok;	/* already checked (or local) */
+	struct sroce_reth	reth;
+	struct sroce_aeth	aeth;
+	struct sroce_atmeth	atmeth;
+	struct sroce_atmack	atmack;
+	__be32			imm;
+	u32			ieth;
+};
+
+/* A completion, before it takes the user or kernel form. */
+struct sroce_wc {
+	u64			wr_id;
+	enum ib_wc_status	status;
+	enum ib_wc_opcode	opcode;
+	u32			byte_len;
+	u32			qp_num;
+	u32			src_qp;
+	int			flags;		/* IB_WC_WITH_IMM, ... */
+	union {
+		__be32		imm;
+		u32		inv_rkey;
+	};
+};
+
+/* Source or destination of a copy between SGEs and a packet. */
+struct sroce_copy {
+	struct sk_buff	*skb;		/* skb at @off, else @buf */
+	u32		off;
+	u8		*buf;
+	bool		to_mr;
+	u32		*crc;		/* running CRC, or NULL */
+};
+
 /* main.c */
 enum ib_mtu sroce_mtu_from_netdev(unsigned int ndev_mtu);
 void sroce_port_update(struct sroce_dev *sdev);
@@ -253,6 +456,11 @@ struct ib_mr *sroce_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata);
 int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 
+int sroce_sge_copy(struct ib_pd *pd, const struct ib_sge *sge, u32 num_sge,
+		   u32 off, u32 len, int need, struct sroce_copy *c);
+int sroce_mr_copy_rkey(struct ib_pd *pd, u32 rkey, u64 va, u32 len, int need,
+		       struct sroce_copy *c);
+
 /* ah.c */
 extern const struct ib_device_ops sroce_ah_ops;
 int sroce_av_from_attr(struct rxe_av *av, const struct rdma_ah_attr *attr);
@@ -265,6 +473,74 @@ u32 sroce_icrc_packet(const void *l3, bool ipv6, size_t len);
 int sroce_net_init(void);
 void sroce_net_exit(void);
 struct sroce_dev *sroce_dev_get_by_netdev(struct net_device *ndev);
+struct sk_buff *sroce_pkt_alloc(struct sroce_qp *qp, unsigned int len);
+int sroce_pkt_xmit(struct sroce_qp *qp, struct sk_buff *skb);
+u32 sroce_pkt_icrc_start(struct sk_buff *skb);
+void sroce_pkt_icrc_end(struct sk_buff *skb, u32 crc);
+void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool local);
+bool sroce_skb_icrc_ok(struct sk_buff *skb);
+
+/* qp.c */
+int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		    struct ib_udata *udata);
+int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		    struct ib_udata *udata);
+int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_qp_init_attr *init);
+int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+struct sroce_qp *sroce_qp_get(struct sroce_dev *sdev, u32 qpn);
+void sroce_qp_put(struct sroce_qp *qp);
+void sroce_qp_error(struct sroce_qp *qp);
+void sroce_qp_run(struct sroce_qp *qp);
+void sroce_qp_schedule(struct sroce_qp *qp, unsigned long delay);
+int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad);
+int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad);
+int sroce_complete(struct sroce_qp *qp, struct ib_cq *ibcq,
+		   const struct sroce_wc *wc, bool solicited);
+int sroce_wq_init(void);
+void sroce_wq_exit(void);
+
+/* req.c */
+u32 sroce_req_fetch(struct sroce_qp *qp);
+struct sk_buff *sroce_req_next(struct sroce_qp *qp, u32 *psn);
+void sroce_req_rewind(struct sroce_qp *qp, u32 psn);
+void sroce_req_arm_timer(struct sroce_qp *qp);
+enum hrtimer_restart sroce_req_timer(struct hrtimer *t);
+u8 sroce_req_opcode(u32 wr_opcode, bool first, bool last);
+u32 sroce_req_npkts(u32 opcode, u32 len, u32 pmtu);
+u64 sroce_ack_timeout_ns(u8 timeout);
+u64 sroce_rnr_timer_ns(u8 code);
+
+/* resp.c */
+void sroce_resp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt);
+struct sk_buff *sroce_resp_next(struct sroce_qp *qp, u32 *psn);
+void sroce_resp_rewind(struct sroce_qp *qp, u32 psn);
+void sroce_resp_reset(struct sroce_qp *qp);
+
+enum sroce_psn_class {
+	SROCE_PSN_EXPECTED,
+	SROCE_PSN_DUPLICATE,
+	SROCE_PSN_AHEAD,
+};
+
+enum sroce_psn_class sroce_resp_classify(u32 epsn, u32 psn);
+int sroce_resp_opseq(u8 in_msg, u8 opcode, u8 *next);
+
+/* comp.c */
+void sroce_comp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt);
+void sroce_comp_flush(struct sroce_qp *qp);
+
+enum sroce_ack_action {
+	SROCE_ACK_OK,		/* positive ACK */
+	SROCE_ACK_RNR,		/* wait the RNR timer, then retry */
+	SROCE_ACK_RETRY,	/* go back N from the NAK's PSN */
+	SROCE_ACK_FATAL,	/* complete in error, QP to ERR */
+	SROCE_ACK_IGNORE,	/* reserved syndrome: drop */
+};
+
+enum sroce_ack_action sroce_comp_classify(u8 syn, enum ib_wc_status *st);
 
 /*
  * Keys of MRs and MWs: (index << 8) | key8, the layout the rxe provider

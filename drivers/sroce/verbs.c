@@ -15,6 +15,7 @@ static const u32 sroce_res_max[SROCE_RES_NUM] = {
 	[SROCE_RES_CQ]		= SROCE_MAX_CQ,
 	[SROCE_RES_MR]		= SROCE_MAX_MR,
 	[SROCE_RES_AH]		= SROCE_MAX_AH,
+	[SROCE_RES_QP]		= SROCE_MAX_QP,
 };
 
 /**
@@ -190,6 +191,15 @@ static const struct rdma_stat_desc sroce_counter_desc[SROCE_CNT_NUM] = {
 	[SROCE_CNT_RX_DROP_NO_QP].name		= "rx_drop_no_qp",
 	[SROCE_CNT_CQ_OVERFLOW].name		= "cq_overflow",
 	[SROCE_CNT_LINK_DOWNED].name		= "link_downed",
+	[SROCE_CNT_RETRANSMITS].name		= "retransmits",
+	[SROCE_CNT_TIMEOUTS].name		= "ack_timeouts",
+	[SROCE_CNT_TX_NAKS].name		= "tx_naks",
+	[SROCE_CNT_RX_NAKS].name		= "rx_naks",
+	[SROCE_CNT_TX_RNR_NAKS].name		= "tx_rnr_naks",
+	[SROCE_CNT_RX_RNR_NAKS].name		= "rx_rnr_naks",
+	[SROCE_CNT_RX_DUPLICATES].name		= "rx_duplicates",
+	[SROCE_CNT_RX_OUT_OF_SEQ].name		= "rx_out_of_sequence",
+	[SROCE_CNT_TX_DROPS].name		= "tx_drops",
 };
 
 static struct rdma_hw_stats *sroce_alloc_port_stats(struct ib_device *ib,
@@ -243,11 +253,13 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.alloc_pd = sroce_alloc_pd,
 	.alloc_ucontext = sroce_alloc_ucontext,
 	.create_cq = sroce_create_cq,
+	.create_qp = sroce_create_qp,
 	.dealloc_driver = sroce_dealloc_driver,
 	.dealloc_pd = sroce_dealloc_pd,
 	.dealloc_ucontext = sroce_dealloc_ucontext,
 	.dereg_mr = sroce_dereg_mr,
 	.destroy_cq = sroce_destroy_cq,
+	.destroy_qp = sroce_destroy_qp,
 	.device_group = &sroce_attr_group,
 	.get_dma_mr = sroce_get_dma_mr,
 	.disassociate_ucontext = sroce_disassociate_ucontext,
@@ -257,16 +269,21 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.mmap = sroce_mmap,
 	.mmap_free = sroce_mmap_free,
 	.modify_device = sroce_modify_device,
+	.modify_qp = sroce_modify_qp,
 	.poll_cq = sroce_poll_cq,
+	.post_recv = sroce_post_recv,
+	.post_send = sroce_post_send,
 	.query_device = sroce_query_device,
 	.query_pkey = sroce_query_pkey,
 	.query_port = sroce_query_port,
+	.query_qp = sroce_query_qp,
 	.reg_user_mr = sroce_reg_user_mr,
 	.req_notify_cq = sroce_req_notify_cq,
 	.resize_cq = sroce_resize_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_cq, sroce_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, sroce_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, sroce_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, sroce_ucontext, ibuc),
 };
 

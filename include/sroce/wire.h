@@ -498,6 +498,12 @@ static inline int sroce_psn_cmp(__u32 a, __u32 b)
 	return (int)((a - b) << 8);
 }
 
+/* Signed distance from @b to @a, -2^23 .. 2^23 - 1. */
+static inline int sroce_psn_diff(__u32 a, __u32 b)
+{
+	return sroce_psn_cmp(a, b) >> 8;
+}
+
 static inline __u32 sroce_psn_add(__u32 psn, __u32 n)
 {
 	return (psn + n) & SROCE_PSN_MASK;

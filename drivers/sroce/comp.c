@@ -1,0 +1,344 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The completer: ACKs, NAKs and READ responses from the responder turn into
+ * send completions, in order. A positive ACK completes every WQE it covers;
+ * READ responses are placed into the WQE's SGEs as they arrive, in PSN
+ * order; a sequence NAK, a gap in READ responses or an ACK beyond an
+ * unfinished READ (an implied NAK) sends the requester back; an RNR NAK
+ * pauses it for the delay the responder asked for; the other NAKs, and
+ * retries exhausted, complete the WQE in error and move the QP to ERR.
+ * Runs under sq_lock, from the receive path (softirq or a local transmit).
+ */
+#include "sroce.h"
+
+/**
+ * sroce_comp_classify() - what an AETH syndrome asks of the requester
+ * @syn: the syndrome
+ * @st: set to the completion status for SROCE_ACK_FATAL
+ *
+ * Return: the action.
+ */
+enum sroce_ack_action sroce_comp_classify(u8 syn, enum ib_wc_status *st)
+{
+	switch (syn & SROCE_AETH_TYPE_MASK) {
+	case SROCE_AETH_ACK:
+		return SROCE_ACK_OK;
+	case SROCE_AETH_RNR_NAK:
+		return SROCE_ACK_RNR;
+	case SROCE_AETH_NAK:
+		switch (syn) {
+		case SROCE_AETH_NAK_PSN_SEQ:
+			return SROCE_ACK_RETRY;
+		case SROCE_AETH_NAK_INVALID:
+			*st = IB_WC_REM_INV_REQ_ERR;
+			return SROCE_ACK_FATAL;
+		case SROCE_AETH_NAK_REM_ACC:
+			*st = IB_WC_REM_ACCESS_ERR;
+			return SROCE_ACK_FATAL;
+		case SROCE_AETH_NAK_REM_OP:
+			*st = IB_WC_REM_OP_ERR;
+			return SROCE_ACK_FATAL;
+		}
+	}
+	return SROCE_ACK_IGNORE;
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_comp_classify);
+
+static enum ib_wc_opcode sroce_wc_opcode(u32 wr_opcode)
+{
+	switch (wr_opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		return IB_WC_RDMA_WRITE;
+	case IB_WR_RDMA_READ:
+		return IB_WC_RDMA_READ;
+	}
+	return IB_WC_SEND;
+}
+
+/* Complete the oldest WQE. Return: -EBUSY when its CQ overflowed. */
+static int sroce_comp_one(struct sroce_qp *qp, enum ib_wc_status status)
+{
+	struct sroce_swqe *w = sroce_swqe(qp, qp->sq.cons);
+	int err = 0;
+
+	if (status != IB_WC_SUCCESS || qp->sq_sig_all ||
+	    (w->flags & IB_SEND_SIGNALED)) {
+		struct sroce_wc wc = {
+			.wr_id = w->wr_id,
+			.status = status,
+			.opcode = sroce_wc_opcode(w->opcode),
+			.byte_len = w->length,
+			.qp_num = qp->ibqp.qp_num,
+		};
+
+		err = sroce_complete(qp, qp->ibqp.send_cq, &wc, false);
+	}
+	if (w->rd_counted)
+		qp->rd_outstanding--;
+	if (qp->req_cur == qp->sq.cons) {
+		qp->req_cur = sroce_q_next(qp->req_cur, qp->sq.index_mask);
+		qp->req_off = 0;
+	}
+	qp->sq.cons = sroce_q_next(qp->sq.cons, qp->sq.index_mask);
+	sroce_queue_publish_cons(&qp->sq);
+	return err;
+}
+
+/* Complete the oldest WQE in error; the caller then calls sroce_qp_error(). */
+static void sroce_comp_fail(struct sroce_qp *qp, enum ib_wc_status status)
+{
+	if (qp->sq.cons != qp->sq_head)
+		sroce_comp_one(qp, status);
+	qp->req_err = status;
+}
+
+/* PSN the oldest unfinished READ expects next. */
+static u32 sroce_rd_expect(struct sroce_qp *qp, struct sroce_swqe *w)
+{
+	return sroce_psn_add(w->first_psn, w->rd_done / qp->pmtu);
+}
+
+/*
+ * Everything up to @psn has arrived: complete what that covers. With
+ * @implied, reaching past a READ that has not finished means its responses
+ * were lost, and the requester goes back for them.
+ *
+ * Return: -EBUSY on a CQ overflow (the QP must go to ERR), else 0.
+ */
+static int sroce_comp_ack(struct sroce_qp *qp, u32 psn, bool implied)
+{
+	u32 old = qp->una_psn, next = sroce_psn_add(psn, 1);
+	int err = 0;
+
+	while (qp->sq.cons != qp->sq_head) {
+		struct sroce_swqe *w = sroce_swqe(qp, qp->sq.cons);
+
+		if (w->bad || !w->started)
+			break;
+		if (w->opcode == IB_WR_RDMA_READ) {
+			if (w->done)
+				goto complete;
+			if (implied && !qp->rd_gap &&
+			    sroce_psn_cmp(psn, w->first_psn) >= 0) {
+				qp->rd_gap = true;
+				sroce_req_rewind(qp, sroce_rd_expect(qp, w));
+				sroce_count(qp->sdev, SROCE_CNT_RX_OUT_OF_SEQ,
+					    1);
+			}
+			if (sroce_psn_cmp(next, sroce_rd_expect(qp, w)) > 0)
+				next = sroce_rd_expect(qp, w);
+			break;
+		}
+		if (!w->sent || sroce_psn_cmp(w->last_psn, psn) > 0)
+			break;
+complete:
+		/* Answered even though a rewind meant to send it again. */
+		if (sroce_psn_cmp(qp->req_psn, w->last_psn) <= 0)
+			qp->req_psn = sroce_psn_add(w->last_psn, 1);
+		err = sroce_comp_one(qp, IB_WC_SUCCESS);
+		if (err)
+			return err;
+	}
+	if (sroce_psn_cmp(next, qp->una_psn) > 0)
+		qp->una_psn = next;
+	if (sroce_psn_cmp(qp->una_psn, qp->req_psn) > 0)
+		qp->una_psn = qp->req_psn;
+	if (qp->una_psn != old) {
+		qp->retry_left = qp->retry_cnt;
+		qp->rnr_left = qp->rnr_retry;
+		sroce_req_arm_timer(qp);
+	}
+	return 0;
+}
+
+/* A READ response in PSN order: place it. Return: -errno to fail the QP. */
+static int sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
+{
+	struct sroce_copy c = { .skb = pkt->skb, .off = pkt->payoff,
+				.to_mr = true };
+	u8 op = pkt->opcode & SROCE_OP_MASK;
+	struct sroce_swqe *w;
+	u32 resid;
+	int err;
+
+	/* It acknowledges everything before it. */
+	err = sroce_comp_ack(qp, sroce_psn_add(pkt->psn, -1), false);
+	if (err)
+		return err;
+	if (qp->sq.cons == qp->sq_head)
+		return 0;
+	w = sroce_swqe(qp, qp->sq.cons);
+	if (w->opcode != IB_WR_RDMA_READ || !w->started || w->done)
+		return 0;
+	if (pkt->psn != sroce_rd_expect(qp, w)) {
+		if (sroce_psn_cmp(pkt->psn, sroce_rd_expect(qp, w)) > 0 &&
+		    !qp->rd_gap) {
+			qp->rd_gap = true;
+			sroce_req_rewind(qp, sroce_rd_expect(qp, w));
+			sroce_count(qp->sdev, SROCE_CNT_RX_OUT_OF_SEQ, 1);
+		} else {
+			sroce_count(qp->sdev, SROCE_CNT_RX_DUPLICATES, 1);
+		}
+		return 0;
+	}
+	resid = w->length - w->rd_done;
+	if (resid > qp->pmtu) {
+		if ((op != SROCE_OP_READ_RESP_FIRST &&
+		     op != SROCE_OP_READ_RESP_MIDDLE) ||
+		    pkt->paylen != qp->pmtu)
+			goto malformed;
+	} else if ((op != SROCE_OP_READ_RESP_LAST &&
+		    op != SROCE_OP_READ_RESP_ONLY) || pkt->paylen != resid) {
+		goto malformed;
+	}
+	err = sroce_sge_copy(qp->ibqp.pd, w->sge, w->num_sge, w->rd_done,
+			     pkt->paylen, IB_ACCESS_LOCAL_WRITE, &c);
+	if (err)
+		return -EACCES;
+	w->rd_done += pkt->paylen;
+	qp->rd_gap = false;
+	if (w->rd_done == w->length)
+		w->done = 1;
+	return sroce_comp_ack(qp, pkt->psn, false);
+
+malformed:
+	sroce_count(qp->sdev, SROCE_CNT_RX_DROP_MALFORMED, 1);
+	return 0;
+}
+
+/* An ACK or NAK. Return: -errno with *st set to fail the QP. */
+static int sroce_comp_aeth(struct sroce_qp *qp, struct sroce_pkt *pkt,
+			   enum ib_wc_status *st)
+{
+	u8 syn = sroce_aeth_syn(&pkt->aeth);
+	u32 psn = pkt->psn;
+	int err;
+
+	switch (sroce_comp_classify(syn, st)) {
+	case SROCE_ACK_OK:
+		return sroce_comp_ack(qp, psn, true);
+	case SROCE_ACK_RNR:
+		sroce_count(qp->sdev, SROCE_CNT_RX_RNR_NAKS, 1);
+		err = sroce_comp_ack(qp, sroce_psn_add(psn, -1), false);
+		if (err)
+			return err;
+		if (qp->rnr_retry != 7) {
+			if (!qp->rnr_left) {
+				*st = IB_WC_RNR_RETRY_EXC_ERR;
+				return -EIO;
+			}
+			qp->rnr_left--;
+		}
+		qp->rnr_wait = true;
+		qp->una_psn = psn;
+		sroce_req_rewind(qp, psn);
+		hrtimer_start(&qp->timer,
+			      ns_to_ktime(sroce_rnr_timer_ns(syn &
+							     SROCE_AETH_CREDIT_MASK)),
+			      HRTIMER_MODE_REL_SOFT);
+		return 0;
+	case SROCE_ACK_RETRY:
+		sroce_count(qp->sdev, SROCE_CNT_RX_NAKS, 1);
+		err = sroce_comp_ack(qp, sroce_psn_add(psn, -1), false);
+		if (!err)
+			sroce_req_rewind(qp, psn);
+		return err;
+	case SROCE_ACK_FATAL:
+		sroce_count(qp->sdev, SROCE_CNT_RX_NAKS, 1);
+		err = sroce_comp_ack(qp, sroce_psn_add(psn, -1), false);
+		return err ? err : -EIO;
+	case SROCE_ACK_IGNORE:
+		break;
+	}
+	return 0;
+}
+
+/**
+ * sroce_comp_rcv() - the completer's entry
+ * @qp: the QP
+ * @pkt: an ACK, NAK or READ response; NULL when the requester failed a WQE
+ *	 (qp->req_err or a WQE that did not validate) and the completer must
+ *	 complete it in error
+ */
+void sroce_comp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
+{
+	enum ib_wc_status st = IB_WC_GENERAL_ERR;
+	bool fail = false;
+	int err = 0;
+
+	spin_lock_bh(&qp->sq_lock);
+	if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD)
+		goto out;
+	if (!pkt) {
+		struct sroce_swqe *w;
+
+		if (qp->sq.cons == qp->sq_head)
+			goto out;
+		w = sroce_swqe(qp, qp->sq.cons);
+		if (qp->req_err || w->bad) {
+			sroce_comp_fail(qp, qp->req_err ? qp->req_err : w->bad);
+			fail = true;
+		}
+		goto out;
+	}
+	/* A PSN never sent is not an answer to anything. */
+	if (sroce_psn_cmp(pkt->psn, qp->req_max_psn) >= 0)
+		goto out;
+	switch (pkt->opcode & SROCE_OP_MASK) {
+	case SROCE_OP_ACK:
+		err = sroce_comp_aeth(qp, pkt, &st);
+		break;
+	case SROCE_OP_READ_RESP_FIRST:
+	case SROCE_OP_READ_RESP_MIDDLE:
+	case SROCE_OP_READ_RESP_LAST:
+	case SROCE_OP_READ_RESP_ONLY:
+		err = sroce_comp_read_resp(qp, pkt);
+		if (err == -EACCES)
+			st = IB_WC_LOC_PROT_ERR;
+		break;
+	default:
+		/* Atomics are not offered; an ATOMIC ACK answers nothing. */
+		break;
+	}
+	if (err) {
+		sroce_comp_fail(qp, err == -EBUSY ? IB_WC_GENERAL_ERR : st);
+		fail = true;
+	}
+out:
+	spin_unlock_bh(&qp->sq_lock);
+	if (fail)
+		sroce_qp_error(qp);
+	else if (pkt)
+		sroce_qp_run(qp);
+}
+
+/**
+ * sroce_comp_flush() - complete every send WQE with IB_WC_WR_FLUSH_ERR
+ * @qp: the QP in ERR; caller holds sq_lock
+ *
+ * WQEs user space queued but the kernel has not looked at yet are copied
+ * out first, so each one gets its completion.
+ */
+void sroce_comp_flush(struct sroce_qp *qp)
+{
+	sroce_req_fetch(qp);
+	while (qp->sq.cons != qp->sq_head) {
+		struct sroce_swqe *w = sroce_swqe(qp, qp->sq.cons);
+		struct sroce_wc wc = {
+			.wr_id = w->wr_id,
+			.status = IB_WC_WR_FLUSH_ERR,
+			.opcode = sroce_wc_opcode(w->opcode),
+			.qp_num = qp->ibqp.qp_num,
+		};
+
+		if (sroce_complete(qp, qp->ibqp.send_cq, &wc, false))
+			break;
+		qp->sq.cons = sroce_q_next(qp->sq.cons, qp->sq.index_mask);
+	}
+	qp->sq.cons = qp->sq_head;
+	qp->req_cur = qp->sq_head;
+	qp->req_off = 0;
+	qp->rd_outstanding = 0;
+	sroce_queue_publish_cons(&qp->sq);
+}

@@ -1,0 +1,798 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Queue pairs: creation with the SQ and RQ rings mapped into user space, the
+ * IBTA state machine (transitions and attribute masks as ib_core's
+ * ib_modify_qp_is_ok() defines them), the flush into FLUSH_ERR, the send
+ * doorbell and the per-QP transmit loop.
+ *
+ * Concurrency: requester and completer state is under sq_lock, responder
+ * state under rq_lock; attributes are written under both and read under
+ * either. Packets are built under a lock and sent after it is dropped, by
+ * one context at a time (SROCE_QP_RUNNING), which keeps each stream in PSN
+ * order without holding a lock across the network stack. That also lets a
+ * packet to a local QP be delivered straight into its receive path.
+ */
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <linux/workqueue.h>
+#include <net/route.h>
+
+#include "sroce.h"
+
+/* Packets one transmit pass sends before it yields to a worker. */
+#define SROCE_TX_BUDGET		64
+
+static struct workqueue_struct *sroce_wq;
+
+int sroce_wq_init(void)
+{
+	sroce_wq = alloc_workqueue("sroce", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
+	return sroce_wq ? 0 : -ENOMEM;
+}
+
+void sroce_wq_exit(void)
+{
+	destroy_workqueue(sroce_wq);
+}
+
+struct sroce_qp *sroce_qp_get(struct sroce_dev *sdev, u32 qpn)
+{
+	struct sroce_qp *qp;
+
+	rcu_read_lock();
+	qp = xa_load(&sdev->qp_xa, qpn);
+	if (qp && !refcount_inc_not_zero(&qp->users))
+		qp = NULL;
+	rcu_read_unlock();
+	return qp;
+}
+
+void sroce_qp_put(struct sroce_qp *qp)
+{
+	if (refcount_dec_and_test(&qp->users))
+		complete(&qp->idle);
+}
+
+/**
+ * sroce_complete() - post a completion for a QP
+ * @qp: the QP
+ * @ibcq: its send or receive CQ
+ * @wc: the completion
+ * @solicited: wakes a solicited-only arm
+ *
+ * The user form carries the uverbs opcode and flag values, which differ
+ * from the kernel's for the invalidate flag.
+ *
+ * Return: 0, or -EBUSY when the CQ overflowed.
+ */
+int sroce_complete(struct sroce_qp *qp, struct ib_cq *ibcq,
+		   const struct sroce_wc *wc, bool solicited)
+{
+	struct sroce_cq *cq = to_scq(ibcq);
+	union sroce_cqe cqe;
+
+	if (cq->user) {
+		struct ib_uverbs_wc *u = &cqe.uwc;
+
+		memset(u, 0, sizeof(*u));
+		u->wr_id = wc->wr_id;
+		u->status = wc->status;
+		u->opcode = wc->opcode;
+		u->byte_len = wc->byte_len;
+		u->qp_num = wc->qp_num;
+		u->src_qp = wc->src_qp;
+		u->port_num = 1;
+		if (wc->flags & IB_WC_WITH_IMM) {
+			u->wc_flags |= IB_WC_WITH_IMM;
+			u->ex.imm_data = (__force __u32)wc->imm;
+		}
+		if (wc->flags & IB_WC_WITH_INVALIDATE) {
+			u->wc_flags |= 1 << 3;	/* IBV_WC_WITH_INV */
+			u->ex.invalidate_rkey = wc->inv_rkey;
+		}
+	} else {
+		struct ib_wc *k = &cqe.ibwc;
+
+		memset(k, 0, sizeof(*k));
+		k->wr_id = wc->wr_id;
+		k->status = wc->status;
+		k->opcode = wc->opcode;
+		k->byte_len = wc->byte_len;
+		k->qp = &qp->ibqp;
+		k->src_qp = wc->src_qp;
+		k->wc_flags = wc->flags;
+		k->port_num = 1;
+		if (wc->flags & IB_WC_WITH_IMM)
+			k->ex.imm_data = wc->imm;
+		else if (wc->flags & IB_WC_WITH_INVALIDATE)
+			k->ex.invalidate_rkey = wc->inv_rkey;
+	}
+	return sroce_cq_post(cq, &cqe, solicited ||
+			     wc->status != IB_WC_SUCCESS);
+}
+
+/* Flush the receive WQEs still posted. Caller holds rq_lock. */
+static void sroce_rq_flush(struct sroce_qp *qp)
+{
+	struct sroce_wc wc = {
+		.status = IB_WC_WR_FLUSH_ERR,
+		.opcode = IB_WC_RECV,
+		.qp_num = qp->ibqp.qp_num,
+	};
+	u32 prod;
+
+	if (!qp->rq.buf)
+		return;
+	if (qp->have_rwqe) {
+		wc.wr_id = qp->rwqe.wr_id;
+		sroce_complete(qp, qp->ibqp.recv_cq, &wc, false);
+		qp->have_rwqe = false;
+		qp->rq.cons = sroce_q_next(qp->rq.cons, qp->rq.index_mask);
+	}
+	prod = qp->user ? sroce_queue_user_prod(&qp->rq) : qp->rq.prod;
+	while (qp->rq.cons != prod) {
+		struct rxe_recv_wqe *w = sroce_queue_slot(&qp->rq, qp->rq.cons);
+
+		wc.wr_id = READ_ONCE(w->wr_id);
+		if (sroce_complete(qp, qp->ibqp.recv_cq, &wc, false))
+			break;
+		qp->rq.cons = sroce_q_next(qp->rq.cons, qp->rq.index_mask);
+	}
+	sroce_queue_publish_cons(&qp->rq);
+}
+
+/* Enter ERR with both locks held; flushing happens in sroce_qp_error(). */
+static void sroce_qp_set_err_locked(struct sroce_qp *qp)
+{
+	qp->state = IB_QPS_ERR;
+}
+
+/**
+ * sroce_qp_error() - move a QP to the error state and flush it
+ * @qp: the QP
+ *
+ * Every outstanding send and receive WQE completes with
+ * IB_WC_WR_FLUSH_ERR. Any context.
+ */
+void sroce_qp_error(struct sroce_qp *qp)
+{
+	bool ev;
+
+	spin_lock_bh(&qp->sq_lock);
+	spin_lock(&qp->rq_lock);
+	ev = qp->state != IB_QPS_ERR && qp->state != IB_QPS_RESET;
+	sroce_qp_set_err_locked(qp);
+	sroce_rq_flush(qp);
+	spin_unlock(&qp->rq_lock);
+	sroce_comp_flush(qp);
+	spin_unlock_bh(&qp->sq_lock);
+	hrtimer_try_to_cancel(&qp->timer);
+
+	if (ev && qp->ibqp.event_handler) {
+		struct ib_event e = {
+			.device = qp->ibqp.device,
+			.element.qp = &qp->ibqp,
+			.event = IB_EVENT_QP_FATAL,
+		};
+
+		qp->ibqp.event_handler(&e, qp->ibqp.qp_context);
+	}
+}
+
+static bool sroce_tx_pass(struct sroce_qp *qp, int budget)
+{
+	while (budget > 0) {
+		struct sk_buff *skb;
+		bool any = false;
+		u32 psn;
+
+		skb = sroce_resp_next(qp, &psn);
+		if (skb) {
+			any = true;
+			budget--;
+			if (sroce_pkt_xmit(qp, skb)) {
+				sroce_resp_rewind(qp, psn);
+				qp->tx_backoff = true;
+				return true;
+			}
+		}
+		skb = sroce_req_next(qp, &psn);
+		if (skb) {
+			any = true;
+			budget--;
+			if (sroce_pkt_xmit(qp, skb)) {
+				spin_lock_bh(&qp->sq_lock);
+				sroce_req_rewind(qp, psn);
+				spin_unlock_bh(&qp->sq_lock);
+				qp->tx_backoff = true;
+				return true;
+			}
+		}
+		if (!any)
+			return false;
+	}
+	return true;
+}
+
+/**
+ * sroce_qp_run() - send what the QP has to send
+ * @qp: the QP
+ *
+ * Any context, no locks held. One caller at a time owns the loop; a caller
+ * that finds it owned leaves a note (SROCE_QP_AGAIN) that the owner picks
+ * up before it lets go, so no work is lost. A pass that uses up its budget,
+ * or whose packet the device dropped, hands the rest to a worker.
+ */
+void sroce_qp_run(struct sroce_qp *qp)
+{
+	set_bit(SROCE_QP_AGAIN, &qp->flags);
+	/* The note is visible before we look for an owner. */
+	smp_mb__after_atomic();
+	if (test_and_set_bit_lock(SROCE_QP_RUNNING, &qp->flags))
+		return;
+	do {
+		while (test_and_clear_bit(SROCE_QP_AGAIN, &qp->flags)) {
+			if (sroce_tx_pass(qp, SROCE_TX_BUDGET)) {
+				clear_bit_unlock(SROCE_QP_RUNNING, &qp->flags);
+				sroce_qp_schedule(qp, qp->tx_backoff ? 1 : 0);
+				qp->tx_backoff = false;
+				return;
+			}
+		}
+		clear_bit_unlock(SROCE_QP_RUNNING, &qp->flags);
+		/* Letting go before looking for a late note; pairs with above. */
+		smp_mb__after_atomic();
+	} while (test_bit(SROCE_QP_AGAIN, &qp->flags) &&
+		 !test_and_set_bit_lock(SROCE_QP_RUNNING, &qp->flags));
+}
+
+void sroce_qp_schedule(struct sroce_qp *qp, unsigned long delay)
+{
+	if (!READ_ONCE(qp->dying))
+		mod_delayed_work(sroce_wq, &qp->tx_work, delay);
+}
+
+static void sroce_tx_work(struct work_struct *w)
+{
+	struct sroce_qp *qp = container_of(to_delayed_work(w), struct sroce_qp,
+					   tx_work);
+
+	local_bh_disable();
+	sroce_qp_run(qp);
+	local_bh_enable();
+}
+
+static size_t sroce_sq_elem(u32 max_sge, u32 max_inline)
+{
+	return sizeof(struct rxe_send_wqe) +
+	       max_t(size_t, max_sge * sizeof(struct rxe_sge), max_inline);
+}
+
+static size_t sroce_rq_elem(u32 max_sge)
+{
+	return sizeof(struct rxe_recv_wqe) + max_sge * sizeof(struct rxe_sge);
+}
+
+static int sroce_qp_check_init(struct ib_qp_init_attr *init)
+{
+	struct ib_qp_cap *c = &init->cap;
+
+	if (init->qp_type != IB_QPT_RC)
+		return -EOPNOTSUPP;
+	if (init->srq || init->create_flags)
+		return -EOPNOTSUPP;
+	if (!init->send_cq || !init->recv_cq)
+		return -EINVAL;
+	if (c->max_send_wr > SROCE_MAX_QP_WR ||
+	    c->max_recv_wr > SROCE_MAX_QP_WR ||
+	    c->max_send_sge > SROCE_MAX_SGE ||
+	    c->max_recv_sge > SROCE_MAX_SGE ||
+	    c->max_inline_data > SROCE_MAX_INLINE)
+		return -EINVAL;
+	return 0;
+}
+
+static int sroce_qp_queues(struct sroce_qp *qp, struct ib_qp_init_attr *init,
+			   struct ib_udata *udata)
+{
+	struct sroce_ucontext *uctx =
+		rdma_udata_to_drv_context(udata, struct sroce_ucontext, ibuc);
+	struct ib_ucontext *uc = uctx ? &uctx->ibuc : NULL;
+	struct ib_qp_cap *c = &init->cap;
+	struct rxe_create_qp_resp resp = {};
+	struct sroce_queue_geom sg, rg;
+	size_t avail;
+	int err;
+
+	err = sroce_queue_geom(max_t(u32, c->max_send_wr, 1),
+			       sroce_sq_elem(c->max_send_sge,
+					     c->max_inline_data),
+			       SROCE_MAX_QP_WR, &sg);
+	if (err)
+		return err;
+	err = sroce_queue_geom(max_t(u32, c->max_recv_wr, 1),
+			       sroce_rq_elem(c->max_recv_sge),
+			       SROCE_MAX_QP_WR, &rg);
+	if (err)
+		return err;
+
+	/* Report what the slots really hold; the provider uses these. */
+	avail = (1UL << sg.log2_elem) - sizeof(struct rxe_send_wqe);
+	c->max_send_wr = sg.num_slots - 1;
+	c->max_send_sge = min_t(size_t, SROCE_MAX_SGE,
+				avail / sizeof(struct rxe_sge));
+	c->max_inline_data = min_t(size_t, SROCE_MAX_INLINE, avail);
+	avail = (1UL << rg.log2_elem) - sizeof(struct rxe_recv_wqe);
+	c->max_recv_wr = rg.num_slots - 1;
+	c->max_recv_sge = min_t(size_t, SROCE_MAX_SGE,
+				avail / sizeof(struct rxe_sge));
+
+	qp->swqe_size = ALIGN(sizeof(struct sroce_swqe) +
+			      max_t(size_t,
+				    c->max_send_sge * sizeof(struct ib_sge),
+				    c->max_inline_data), 8);
+	qp->swqe = kvcalloc(sg.num_slots, qp->swqe_size, GFP_KERNEL);
+	if (!qp->swqe)
+		return -ENOMEM;
+
+	err = sroce_queue_init(&qp->sq, uc, &sg);
+	if (err)
+		goto err_swqe;
+	err = sroce_queue_init(&qp->rq, uc, &rg);
+	if (err)
+		goto err_sq;
+	if (udata) {
+		err = sroce_queue_mminfo(&qp->rq, &resp.rq_mi);
+		if (!err)
+			err = sroce_queue_mminfo(&qp->sq, &resp.sq_mi);
+		if (!err)
+			err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+		if (err)
+			goto err_rq;
+	}
+	qp->cap = *c;
+	return 0;
+
+err_rq:
+	sroce_queue_free(&qp->rq);
+err_sq:
+	sroce_queue_free(&qp->sq);
+err_swqe:
+	kvfree(qp->swqe);
+	return err;
+}
+
+int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		    struct ib_udata *udata)
+{
+	struct sroce_dev *sdev = to_sdev(ibqp->device);
+	struct sroce_qp *qp = to_sqp(ibqp);
+	u32 qpn;
+	int err;
+
+	err = sroce_qp_check_init(init);
+	if (err)
+		return err;
+	if (udata && udata->outlen < sizeof(struct rxe_create_qp_resp))
+		return -EINVAL;
+	err = sroce_res_get(sdev, SROCE_RES_QP);
+	if (err)
+		return err;
+
+	qp->sdev = sdev;
+	qp->user = !!udata;
+	refcount_set(&qp->users, 1);
+	init_completion(&qp->idle);
+	spin_lock_init(&qp->sq_lock);
+	spin_lock_init(&qp->rq_lock);
+	INIT_DELAYED_WORK(&qp->tx_work, sroce_tx_work);
+	hrtimer_init(&qp->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+	qp->timer.function = sroce_req_timer;
+	qp->state = IB_QPS_RESET;
+	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
+	qp->path_mtu = IB_MTU_256;
+	qp->pmtu = 256;
+	err = dst_cache_init(&qp->dst_cache, GFP_KERNEL);
+	if (err)
+		goto err_res;
+
+	err = sroce_qp_queues(qp, init, udata);
+	if (err)
+		goto err_dst;
+
+	err = xa_alloc_cyclic_bh(&sdev->qp_xa, &qpn, qp,
+				 XA_LIMIT(16, SROCE_QPN_MASK), &sdev->qp_next,
+				 GFP_KERNEL);
+	if (err < 0)
+		goto err_queues;
+	ibqp->qp_num = qpn;
+	return 0;
+
+err_queues:
+	sroce_queue_free(&qp->rq);
+	sroce_queue_free(&qp->sq);
+	kvfree(qp->swqe);
+err_dst:
+	dst_cache_destroy(&qp->dst_cache);
+err_res:
+	sroce_res_put(sdev, SROCE_RES_QP);
+	return err;
+}
+
+int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct sroce_qp *qp = to_sqp(ibqp);
+	struct sroce_dev *sdev = qp->sdev;
+
+	spin_lock_bh(&qp->sq_lock);
+	spin_lock(&qp->rq_lock);
+	WRITE_ONCE(qp->dying, true);
+	qp->state = IB_QPS_ERR;
+	spin_unlock(&qp->rq_lock);
+	spin_unlock_bh(&qp->sq_lock);
+
+	xa_erase_bh(&sdev->qp_xa, ibqp->qp_num);
+	hrtimer_cancel(&qp->timer);
+	cancel_delayed_work_sync(&qp->tx_work);
+	sroce_qp_put(qp);
+	wait_for_completion(&qp->idle);
+	/* A receive path that ran last may have re-armed either. */
+	hrtimer_cancel(&qp->timer);
+	cancel_delayed_work_sync(&qp->tx_work);
+
+	sroce_resp_reset(qp);
+	sroce_queue_free(&qp->rq);
+	sroce_queue_free(&qp->sq);
+	kvfree(qp->swqe);
+	dst_cache_destroy(&qp->dst_cache);
+	sroce_res_put(sdev, SROCE_RES_QP);
+	return 0;
+}
+
+/* Drop everything queued and return the QP to its created state. */
+static void sroce_qp_reset_locked(struct sroce_qp *qp)
+{
+	qp->sq.cons = qp->user ? sroce_queue_user_prod(&qp->sq) : qp->sq.prod;
+	qp->sq_head = qp->sq.cons;
+	sroce_queue_publish_cons(&qp->sq);
+	qp->req_cur = qp->sq_head;
+	qp->req_off = 0;
+	qp->rd_outstanding = 0;
+	qp->rnr_wait = false;
+	qp->rd_gap = false;
+	qp->req_err = 0;
+
+	sroce_resp_reset(qp);
+	qp->have_rwqe = false;
+	qp->rq.cons = qp->user ? sroce_queue_user_prod(&qp->rq) : qp->rq.prod;
+	sroce_queue_publish_cons(&qp->rq);
+	qp->in_msg = 0;
+	qp->nak_seq = false;
+	qp->rcv_off = 0;
+	qp->msn = 0;
+}
+
+static int sroce_qp_check_attr(struct sroce_qp *qp, struct ib_qp_attr *a,
+			       int mask, enum ib_qp_state cur,
+			       enum ib_qp_state next)
+{
+	if (!ib_modify_qp_is_ok(cur, next, qp->ibqp.qp_type, mask))
+		return -EINVAL;
+	if ((mask & IB_QP_PORT) && a->port_num != 1)
+		return -EINVAL;
+	if ((mask & IB_QP_PKEY_INDEX) && a->pkey_index >= SROCE_MAX_PKEYS)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
+	    a->max_rd_atomic > SROCE_MAX_QP_RD_ATOM)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
+	    a->max_dest_rd_atomic > SROCE_MAX_QP_RD_ATOM)
+		return -EINVAL;
+	if ((mask & IB_QP_PATH_MTU) &&
+	    (a->path_mtu < IB_MTU_256 || a->path_mtu > IB_MTU_4096))
+		return -EINVAL;
+	if ((mask & IB_QP_TIMEOUT) && a->timeout > 31)
+		return -EINVAL;
+	if ((mask & IB_QP_RETRY_CNT) && a->retry_cnt > 7)
+		return -EINVAL;
+	if ((mask & IB_QP_RNR_RETRY) && a->rnr_retry > 7)
+		return -EINVAL;
+	if ((mask & IB_QP_MIN_RNR_TIMER) && a->min_rnr_timer > 31)
+		return -EINVAL;
+	if ((mask & IB_QP_ACCESS_FLAGS) &&
+	    (a->qp_access_flags & ~(IB_ACCESS_REMOTE_WRITE |
+				    IB_ACCESS_REMOTE_READ |
+				    IB_ACCESS_REMOTE_ATOMIC |
+				    IB_ACCESS_LOCAL_WRITE)))
+		return -EINVAL;
+	/* No alternate paths on RoCE; no resizing through modify. */
+	if (mask & (IB_QP_ALT_PATH | IB_QP_CAP))
+		return -EINVAL;
+	if (mask & IB_QP_AV) {
+		const struct ib_global_route *g;
+
+		if (!(rdma_ah_get_ah_flags(&a->ah_attr) & IB_AH_GRH))
+			return -EINVAL;
+		g = rdma_ah_read_grh(&a->ah_attr);
+		if (!g->sgid_attr ||
+		    g->sgid_attr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *a, int mask,
+		    struct ib_udata *udata)
+{
+	struct sroce_qp *qp = to_sqp(ibqp);
+	struct sroce_dev *sdev = qp->sdev;
+	enum ib_qp_state cur, next;
+	struct rxe_av av = {};
+	bool flush = false;
+	int err;
+
+	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
+		return -EOPNOTSUPP;
+	if (mask & IB_QP_AV) {
+		err = sroce_av_from_attr(&av, &a->ah_attr);
+		if (err)
+			return err;
+	}
+
+	spin_lock_bh(&qp->sq_lock);
+	spin_lock(&qp->rq_lock);
+	cur = (mask & IB_QP_CUR_STATE) ? a->cur_qp_state : qp->state;
+	next = (mask & IB_QP_STATE) ? a->qp_state : cur;
+	err = -EINVAL;
+	if (qp->dying || cur != qp->state)
+		goto out;
+	err = sroce_qp_check_attr(qp, a, mask, cur, next);
+	if (err)
+		goto out;
+
+	if (mask & IB_QP_ACCESS_FLAGS)
+		qp->access = a->qp_access_flags;
+	if (mask & IB_QP_QKEY)
+		qp->qkey = a->qkey;
+	if (mask & IB_QP_AV) {
+		const struct ib_global_route *g = rdma_ah_read_grh(&a->ah_attr);
+		u32 fl = g->flow_label;
+
+		qp->av = av;
+		if (!fl)
+			fl = rdma_calc_flow_label(ibqp->qp_num,
+						  (mask & IB_QP_DEST_QPN) ?
+						  a->dest_qp_num :
+						  qp->dest_qpn);
+		qp->sport = rdma_flow_label_to_udp_sport(fl);
+		dst_cache_reset(&qp->dst_cache);
+	}
+	if (mask & IB_QP_PATH_MTU) {
+		enum ib_mtu port_mtu;
+
+		spin_lock(&sdev->port_lock);
+		port_mtu = sdev->active_mtu;
+		spin_unlock(&sdev->port_lock);
+		qp->path_mtu = min(a->path_mtu, port_mtu);
+		qp->pmtu = ib_mtu_enum_to_int(qp->path_mtu);
+	}
+	if (mask & IB_QP_TIMEOUT) {
+		qp->timeout = a->timeout;
+		qp->timer_ns = sroce_ack_timeout_ns(a->timeout);
+	}
+	if (mask & IB_QP_RETRY_CNT) {
+		qp->retry_cnt = a->retry_cnt;
+		qp->retry_left = a->retry_cnt;
+	}
+	if (mask & IB_QP_RNR_RETRY) {
+		qp->rnr_retry = a->rnr_retry;
+		qp->rnr_left = a->rnr_retry;
+	}
+	if (mask & IB_QP_RQ_PSN)
+		qp->epsn = a->rq_psn & SROCE_PSN_MASK;
+	if (mask & IB_QP_MIN_RNR_TIMER)
+		qp->min_rnr_timer = a->min_rnr_timer;
+	if (mask & IB_QP_SQ_PSN) {
+		qp->req_psn = a->sq_psn & SROCE_PSN_MASK;
+		qp->una_psn = qp->req_psn;
+		qp->req_max_psn = qp->req_psn;
+	}
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		qp->max_rd_atomic = a->max_rd_atomic;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		qp->max_dest_rd_atomic = a->max_dest_rd_atomic;
+	if (mask & IB_QP_DEST_QPN)
+		qp->dest_qpn = a->dest_qp_num & SROCE_QPN_MASK;
+
+	if (next != cur) {
+		if (next == IB_QPS_RESET)
+			sroce_qp_reset_locked(qp);
+		if (next == IB_QPS_ERR)
+			flush = true;
+		qp->state = next;
+	}
+	err = 0;
+out:
+	spin_unlock(&qp->rq_lock);
+	spin_unlock_bh(&qp->sq_lock);
+	if (flush)
+		sroce_qp_error(qp);
+	else if (!err && next == IB_QPS_RTS)
+		sroce_qp_run(qp);	/* SQD -> RTS resumes the SQ */
+	return err;
+}
+
+int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *a, int mask,
+		   struct ib_qp_init_attr *init)
+{
+	struct sroce_qp *qp = to_sqp(ibqp);
+	struct ib_global_route *g;
+
+	memset(a, 0, sizeof(*a));
+	memset(init, 0, sizeof(*init));
+	spin_lock_bh(&qp->sq_lock);
+	spin_lock(&qp->rq_lock);
+	a->qp_state = qp->state;
+	a->cur_qp_state = qp->state;
+	a->path_mtu = qp->path_mtu;
+	a->path_mig_state = IB_MIG_MIGRATED;
+	a->qkey = qp->qkey;
+	a->rq_psn = qp->epsn;
+	a->sq_psn = qp->req_psn;
+	a->dest_qp_num = qp->dest_qpn;
+	a->qp_access_flags = qp->access;
+	a->cap = qp->cap;
+	a->max_rd_atomic = qp->max_rd_atomic;
+	a->max_dest_rd_atomic = qp->max_dest_rd_atomic;
+	a->min_rnr_timer = qp->min_rnr_timer;
+	a->port_num = 1;
+	a->timeout = qp->timeout;
+	a->retry_cnt = qp->retry_cnt;
+	a->rnr_retry = qp->rnr_retry;
+	a->ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
+	rdma_ah_set_port_num(&a->ah_attr, 1);
+	rdma_ah_set_ah_flags(&a->ah_attr, IB_AH_GRH);
+	g = rdma_ah_retrieve_grh(&a->ah_attr);
+	memcpy(g->dgid.raw, qp->av.grh.dgid.raw, sizeof(g->dgid.raw));
+	g->flow_label = qp->av.grh.flow_label;
+	g->sgid_index = qp->av.grh.sgid_index;
+	g->hop_limit = qp->av.grh.hop_limit;
+	g->traffic_class = qp->av.grh.traffic_class;
+	memcpy(a->ah_attr.roce.dmac, qp->av.dmac, ETH_ALEN);
+	spin_unlock(&qp->rq_lock);
+	spin_unlock_bh(&qp->sq_lock);
+
+	init->event_handler = ibqp->event_handler;
+	init->qp_context = ibqp->qp_context;
+	init->send_cq = ibqp->send_cq;
+	init->recv_cq = ibqp->recv_cq;
+	init->cap = qp->cap;
+	init->qp_type = ibqp->qp_type;
+	init->sq_sig_type = qp->sq_sig_all ? IB_SIGNAL_ALL_WR :
+					     IB_SIGNAL_REQ_WR;
+	init->port_num = 1;
+	return 0;
+}
+
+/* Write a kernel consumer's send WR into the SQ ring as the provider would. */
+static int sroce_post_one_send(struct sroce_qp *qp, const struct ib_send_wr *wr)
+{
+	struct rxe_send_wqe *w;
+	u32 len = 0;
+	int i;
+
+	if (sroce_q_next(qp->sq.prod, qp->sq.index_mask) == qp->sq.cons)
+		return -ENOMEM;
+	if (wr->num_sge > qp->cap.max_send_sge)
+		return -EINVAL;
+	w = sroce_queue_slot(&qp->sq, qp->sq.prod);
+	memset(w, 0, sizeof(*w));
+	w->wr.wr_id = wr->wr_id;
+	w->wr.opcode = wr->opcode;
+	w->wr.send_flags = wr->send_flags & ~IB_SEND_INLINE;
+	w->wr.ex.imm_data = wr->ex.imm_data;
+	switch (wr->opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_RDMA_READ:
+		w->wr.wr.rdma.remote_addr = rdma_wr(wr)->remote_addr;
+		w->wr.wr.rdma.rkey = rdma_wr(wr)->rkey;
+		w->iova = rdma_wr(wr)->remote_addr;
+		break;
+	default:
+		break;
+	}
+	for (i = 0; i < wr->num_sge; i++) {
+		w->dma.sge[i].addr = wr->sg_list[i].addr;
+		w->dma.sge[i].length = wr->sg_list[i].length;
+		w->dma.sge[i].lkey = wr->sg_list[i].lkey;
+		len += wr->sg_list[i].length;
+	}
+	w->dma.num_sge = wr->num_sge;
+	w->dma.length = len;
+	w->dma.resid = len;
+	qp->sq.prod = sroce_q_next(qp->sq.prod, qp->sq.index_mask);
+	return 0;
+}
+
+/**
+ * sroce_post_send() - the send doorbell
+ * @ibqp: the QP
+ * @wr: kernel WRs to queue, or NULL: the rxe provider's doorbell, meaning
+ *	"look at the SQ ring"
+ * @bad: the first WR not queued
+ *
+ * New WQEs are copied out of the ring and validated here; the transmit loop
+ * then runs in the caller's context up to its budget.
+ *
+ * Return: 0, or -EINVAL before RTS as IBTA requires.
+ */
+int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad)
+{
+	struct sroce_qp *qp = to_sqp(ibqp);
+	int err = 0;
+
+	spin_lock_bh(&qp->sq_lock);
+	if (qp->state < IB_QPS_RTS && qp->state != IB_QPS_ERR) {
+		spin_unlock_bh(&qp->sq_lock);
+		if (bad)
+			*bad = wr;
+		return -EINVAL;
+	}
+	for (; wr && !qp->user; wr = wr->next) {
+		err = sroce_post_one_send(qp, wr);
+		if (err) {
+			*bad = wr;
+			break;
+		}
+	}
+	if (!qp->user)
+		sroce_queue_publish_prod(&qp->sq);
+	sroce_req_fetch(qp);
+	if (qp->state == IB_QPS_ERR)
+		sroce_comp_flush(qp);
+	spin_unlock_bh(&qp->sq_lock);
+
+	local_bh_disable();
+	sroce_qp_run(qp);
+	local_bh_enable();
+	return err;
+}
+
+/* Kernel consumers' receive WRs go into the RQ ring like the provider's. */
+int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad)
+{
+	struct sroce_qp *qp = to_sqp(ibqp);
+	int err = 0, i;
+
+	spin_lock_bh(&qp->rq_lock);
+	for (; wr; wr = wr->next) {
+		struct rxe_recv_wqe *w;
+		u32 len = 0;
+
+		if (sroce_q_next(qp->rq.prod, qp->rq.index_mask) ==
+		    qp->rq.cons || wr->num_sge > qp->cap.max_recv_sge) {
+			err = -ENOMEM;
+			*bad = wr;
+			break;
+		}
+		w = sroce_queue_slot(&qp->rq, qp->rq.prod);
+		w->wr_id = wr->wr_id;
+		for (i = 0; i < wr->num_sge; i++) {
+			w->dma.sge[i].addr = wr->sg_list[i].addr;
+			w->dma.sge[i].length = wr->sg_list[i].length;
+			w->dma.sge[i].lkey = wr->sg_list[i].lkey;
+			len += wr->sg_list[i].length;
+		}
+		w->dma.num_sge = wr->num_sge;
+		w->dma.length = len;
+		qp->rq.prod = sroce_q_next(qp->rq.prod, qp->rq.index_mask);
+	}
+	sroce_queue_publish_prod(&qp->rq);
+	if (qp->state == IB_QPS_ERR)
+		sroce_rq_flush(qp);
+	spin_unlock_bh(&qp->rq_lock);
+	return err;
+}

@@ -1,0 +1,428 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The requester: send WQEs copied out of the SQ ring and validated, then
+ * turned into packets one at a time (segmented by the path MTU, PSNs
+ * assigned), within a window of unacknowledged PSNs; go-back-N
+ * retransmission from the oldest unacknowledged PSN on the ACK timer, a
+ * sequence NAK, an RNR NAK's delay or a dropped transmit.
+ *
+ * Decisions that need no QP (opcode choice, packet counts, timer values)
+ * are pure functions, tested by KUnit.
+ */
+#include <linux/crc32.h>
+#include <linux/hrtimer.h>
+
+#include "sroce.h"
+
+/* Unacknowledged PSNs in flight per QP. */
+#define SROCE_WINDOW		256
+/* Ask for an ACK this often inside a long message. */
+#define SROCE_ACK_EVERY		32
+
+/**
+ * sroce_req_opcode() - the BTH opcode of one packet of a message
+ * @wr_opcode: IB_WR_* of the WQE (SEND/WRITE variants)
+ * @first: the packet carries the message's first byte
+ * @last: the packet carries its last byte
+ *
+ * Return: the RC opcode, or 0xff for a WR opcode the requester does not
+ * segment (READ requests are one packet and chosen by the caller).
+ */
+u8 sroce_req_opcode(u32 wr_opcode, bool first, bool last)
+{
+	switch (wr_opcode) {
+	case IB_WR_SEND:
+		if (first)
+			return last ? SROCE_OP_SEND_ONLY : SROCE_OP_SEND_FIRST;
+		return last ? SROCE_OP_SEND_LAST : SROCE_OP_SEND_MIDDLE;
+	case IB_WR_SEND_WITH_IMM:
+		if (first)
+			return last ? SROCE_OP_SEND_ONLY_IMM :
+				      SROCE_OP_SEND_FIRST;
+		return last ? SROCE_OP_SEND_LAST_IMM : SROCE_OP_SEND_MIDDLE;
+	case IB_WR_RDMA_WRITE:
+		if (first)
+			return last ? SROCE_OP_WRITE_ONLY :
+				      SROCE_OP_WRITE_FIRST;
+		return last ? SROCE_OP_WRITE_LAST : SROCE_OP_WRITE_MIDDLE;
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		if (first)
+			return last ? SROCE_OP_WRITE_ONLY_IMM :
+				      SROCE_OP_WRITE_FIRST;
+		return last ? SROCE_OP_WRITE_LAST_IMM :
+			      SROCE_OP_WRITE_MIDDLE;
+	}
+	return 0xff;
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_req_opcode);
+
+/**
+ * sroce_req_npkts() - packets (PSNs) a message of @len bytes takes
+ * @opcode: unused today; every RC operation with data segments alike
+ * @len: message length
+ * @pmtu: path MTU in bytes
+ *
+ * A zero-length message is still one packet.
+ *
+ * Return: the count, >= 1.
+ */
+u32 sroce_req_npkts(u32 opcode, u32 len, u32 pmtu)
+{
+	return len ? DIV_ROUND_UP(len, pmtu) : 1;
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_req_npkts);
+
+/**
+ * sroce_ack_timeout_ns() - the local ACK timeout
+ * @timeout: the QP attribute, 0..31
+ *
+ * Return: 4.096 us * 2^@timeout in ns; 0 (no timer) for @timeout 0.
+ */
+u64 sroce_ack_timeout_ns(u8 timeout)
+{
+	if (!timeout)
+		return 0;
+	return 4096ULL << min_t(u8, timeout, 31);
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_ack_timeout_ns);
+
+/* IBTA table 45: RNR NAK timer field -> delay in us (code 0 is 655.36 ms). */
+static const u32 sroce_rnr_us[32] = {
+	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
+	1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
+	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
+};
+
+/**
+ * sroce_rnr_timer_ns() - the delay an RNR NAK asks for
+ * @code: the 5-bit timer field
+ *
+ * Return: nanoseconds.
+ */
+u64 sroce_rnr_timer_ns(u8 code)
+{
+	return (u64)sroce_rnr_us[code & 0x1f] * NSEC_PER_USEC;
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_rnr_timer_ns);
+
+static bool sroce_wr_supported(u32 op)
+{
+	switch (op) {
+	case IB_WR_SEND:
+	case IB_WR_SEND_WITH_IMM:
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_RDMA_READ:
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Copy one WQE out of the SQ ring and validate the copy. A WQE that fails
+ * is kept with its error status and completes in error, in order.
+ */
+static void sroce_req_copy_wqe(struct sroce_qp *qp, u32 i)
+{
+	const struct rxe_send_wqe *u = sroce_queue_slot(&qp->sq, i);
+	struct sroce_swqe *w = sroce_swqe(qp, i);
+	u32 num_sge, len, k;
+	u64 sum = 0;
+
+	memset(w, 0, sizeof(*w));
+	w->wr_id = READ_ONCE(u->wr.wr_id);
+	w->opcode = READ_ONCE(u->wr.opcode);
+	w->flags = READ_ONCE(u->wr.send_flags) &
+		   (IB_SEND_FENCE | IB_SEND_SIGNALED | IB_SEND_SOLICITED |
+		    IB_SEND_INLINE);
+	w->raddr = READ_ONCE(u->wr.wr.rdma.remote_addr);
+	w->rkey = READ_ONCE(u->wr.wr.rdma.rkey);
+	w->imm = READ_ONCE(u->wr.ex.imm_data);
+
+	if (!sroce_wr_supported(w->opcode)) {
+		w->bad = IB_WC_LOC_QP_OP_ERR;
+		return;
+	}
+	if (w->flags & IB_SEND_INLINE) {
+		len = READ_ONCE(u->dma.length);
+		if (w->opcode == IB_WR_RDMA_READ ||
+		    len > qp->cap.max_inline_data) {
+			w->bad = IB_WC_LOC_LEN_ERR;
+			return;
+		}
+		w->inl = 1;
+		w->length = len;
+		memcpy(w->inline_data, u->dma.inline_data, len);
+		return;
+	}
+	num_sge = READ_ONCE(u->dma.num_sge);
+	if (num_sge > qp->cap.max_send_sge) {
+		w->bad = IB_WC_LOC_LEN_ERR;
+		return;
+	}
+	memcpy(w->sge, u->dma.sge, num_sge * sizeof(struct ib_sge));
+	for (k = 0; k < num_sge; k++)
+		sum += w->sge[k].length;
+	if (sum > (1ULL << 31)) {
+		w->bad = IB_WC_LOC_LEN_ERR;
+		return;
+	}
+	w->num_sge = num_sge;
+	w->length = sum;
+}
+
+/**
+ * sroce_req_fetch() - copy the WQEs user space queued since the last look
+ * @qp: the QP; caller holds sq_lock
+ *
+ * Return: the number of WQEs copied.
+ */
+u32 sroce_req_fetch(struct sroce_qp *qp)
+{
+	u32 prod, n = 0;
+
+	prod = qp->user ? sroce_queue_user_prod(&qp->sq) : qp->sq.prod;
+	/* A producer index that claims more than the ring holds is a lie. */
+	if (sroce_q_count(prod, qp->sq.cons, qp->sq.index_mask) <
+	    sroce_q_count(qp->sq_head, qp->sq.cons, qp->sq.index_mask))
+		return 0;
+	while (qp->sq_head != prod) {
+		sroce_req_copy_wqe(qp, qp->sq_head);
+		qp->sq_head = sroce_q_next(qp->sq_head, qp->sq.index_mask);
+		n++;
+	}
+	return n;
+}
+
+/* Arm the ACK timer if anything is unacknowledged. Caller holds sq_lock. */
+void sroce_req_arm_timer(struct sroce_qp *qp)
+{
+	if (qp->rnr_wait || !qp->timer_ns || qp->dying)
+		return;
+	if (qp->una_psn == qp->req_psn) {
+		hrtimer_try_to_cancel(&qp->timer);
+		return;
+	}
+	hrtimer_start(&qp->timer, ns_to_ktime(qp->timer_ns),
+		      HRTIMER_MODE_REL_SOFT);
+}
+
+/**
+ * sroce_req_rewind() - go back to @psn and send everything from there again
+ * @qp: the QP; caller holds sq_lock
+ * @psn: the oldest PSN to send again
+ */
+void sroce_req_rewind(struct sroce_qp *qp, u32 psn)
+{
+	u32 i;
+
+	for (i = qp->sq.cons; i != qp->sq_head;
+	     i = sroce_q_next(i, qp->sq.index_mask)) {
+		struct sroce_swqe *w = sroce_swqe(qp, i);
+		u32 last;
+
+		if (!w->started)
+			break;
+		last = w->first_psn +
+		       sroce_req_npkts(w->opcode, w->length, qp->pmtu) - 1;
+		if (sroce_psn_cmp(psn, last & SROCE_PSN_MASK) > 0)
+			continue;
+		if (sroce_psn_cmp(psn, w->first_psn) < 0)
+			psn = w->first_psn;
+		qp->req_cur = i;
+		if (w->opcode == IB_WR_RDMA_READ) {
+			/* Ask again only for what has not arrived. */
+			qp->req_off = w->rd_done;
+			psn = sroce_psn_add(w->first_psn,
+					    w->rd_done / qp->pmtu);
+		} else {
+			qp->req_off = sroce_psn_add(psn, -w->first_psn) *
+				      qp->pmtu;
+		}
+		qp->req_psn = psn;
+		return;
+	}
+}
+
+/* Build one packet of @w at req_off. Caller holds sq_lock. */
+static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
+				       struct sroce_swqe *w, u32 *psnp,
+				       int *err)
+{
+	u32 psn = qp->req_psn, off = qp->req_off, paylen = 0, npkts = 1;
+	bool first = !off, last = true, ackreq;
+	unsigned int hlen, pad = 0;
+	struct sroce_copy c = {};
+	struct sroce_bth *bth;
+	struct sk_buff *skb;
+	u8 *p, opcode;
+	u32 crc;
+
+	if (!w->started) {
+		w->started = 1;
+		w->first_psn = psn;
+	}
+	if (w->opcode == IB_WR_RDMA_READ) {
+		opcode = SROCE_OP_READ_REQ;
+		npkts = sroce_req_npkts(w->opcode, w->length - off, qp->pmtu);
+		ackreq = true;
+	} else {
+		paylen = min(qp->pmtu, w->length - off);
+		last = off + paylen == w->length;
+		opcode = sroce_req_opcode(w->opcode, first, last);
+		pad = sroce_pad_len(paylen);
+		ackreq = last || !((sroce_psn_add(psn, -w->first_psn) + 1) %
+				   SROCE_ACK_EVERY);
+	}
+	hlen = sroce_opcode_hdr_len(opcode);
+	skb = sroce_pkt_alloc(qp, hlen + paylen + pad + SROCE_ICRC_LEN);
+	if (!skb) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	bth = (struct sroce_bth *)skb->data;
+	sroce_bth_init(bth, opcode,
+		       last && (w->flags & IB_SEND_SOLICITED) &&
+		       w->opcode != IB_WR_RDMA_WRITE &&
+		       w->opcode != IB_WR_RDMA_READ,
+		       pad, SROCE_DEFAULT_PKEY, qp->dest_qpn, ackreq, psn);
+	p = skb->data + sizeof(*bth);
+	if (sroce_opcode_hdrs(opcode) & SROCE_HDR_RETH) {
+		sroce_reth_init((struct sroce_reth *)p, w->raddr + off, w->rkey,
+				w->length - off);
+		p += sizeof(struct sroce_reth);
+	}
+	if (sroce_opcode_hdrs(opcode) & SROCE_HDR_IMM) {
+		memcpy(p, &w->imm, sizeof(w->imm));
+		p += sizeof(w->imm);
+	}
+	crc = sroce_pkt_icrc_start(skb);
+	crc = crc32_le(crc, skb->data + sizeof(*bth),
+		       p - skb->data - sizeof(*bth));
+	if (paylen) {
+		c.buf = p;
+		c.crc = &crc;
+		if (w->inl) {
+			memcpy(p, w->inline_data + off, paylen);
+			crc = crc32_le(crc, p, paylen);
+		} else {
+			*err = sroce_sge_copy(qp->ibqp.pd, w->sge, w->num_sge,
+					      off, paylen, 0, &c);
+			if (*err) {
+				kfree_skb(skb);
+				return NULL;
+			}
+		}
+		p += paylen;
+	}
+	memset(p, 0, pad);
+	crc = crc32_le(crc, p, pad);
+	sroce_pkt_icrc_end(skb, crc);
+
+	if (last) {
+		w->last_psn = sroce_psn_add(psn, npkts - 1);
+		w->sent = 1;
+		qp->req_cur = sroce_q_next(qp->req_cur, qp->sq.index_mask);
+		qp->req_off = 0;
+	} else {
+		qp->req_off += paylen;
+	}
+	if (w->opcode == IB_WR_RDMA_READ && !w->rd_counted) {
+		w->rd_counted = 1;
+		qp->rd_outstanding++;
+	}
+	if (sroce_psn_cmp(psn, qp->req_max_psn) < 0)
+		sroce_count(qp->sdev, SROCE_CNT_RETRANSMITS, 1);
+	qp->req_psn = sroce_psn_add(psn, npkts);
+	if (sroce_psn_cmp(qp->req_psn, qp->req_max_psn) > 0)
+		qp->req_max_psn = qp->req_psn;
+	*psnp = psn;
+	return skb;
+}
+
+/**
+ * sroce_req_next() - the requester's next packet, if it may send one
+ * @qp: the QP
+ * @psn: set to the packet's PSN
+ *
+ * Return: the packet ready for sroce_pkt_xmit(), or NULL.
+ */
+struct sk_buff *sroce_req_next(struct sroce_qp *qp, u32 *psn)
+{
+	struct sk_buff *skb = NULL;
+	struct sroce_swqe *w;
+	bool fail = false;
+	int err = 0;
+
+	spin_lock_bh(&qp->sq_lock);
+	if (qp->state != IB_QPS_RTS || qp->rnr_wait || qp->req_err)
+		goto out;
+	sroce_req_fetch(qp);
+	if (qp->req_cur == qp->sq_head)
+		goto out;
+	w = sroce_swqe(qp, qp->req_cur);
+	if (w->bad) {
+		/* Completes in order, once everything before it has. */
+		if (qp->req_cur == qp->sq.cons)
+			fail = true;
+		goto out;
+	}
+	if (sroce_psn_diff(qp->req_psn, qp->una_psn) >= SROCE_WINDOW)
+		goto out;
+	if (!w->started && (w->flags & IB_SEND_FENCE) && qp->rd_outstanding)
+		goto out;
+	if (w->opcode == IB_WR_RDMA_READ && !w->rd_counted &&
+	    qp->rd_outstanding >= max_t(u32, qp->max_rd_atomic, 1))
+		goto out;
+
+	skb = sroce_req_build(qp, w, psn, &err);
+	if (err == -ENOMEM) {
+		sroce_qp_schedule(qp, 1);
+	} else if (err) {
+		w->bad = err == -EACCES ? IB_WC_LOC_PROT_ERR :
+					  IB_WC_LOC_PROT_ERR;
+		if (qp->req_cur == qp->sq.cons)
+			fail = true;
+	}
+	if (skb && !hrtimer_active(&qp->timer))
+		sroce_req_arm_timer(qp);
+out:
+	spin_unlock_bh(&qp->sq_lock);
+	if (fail)
+		sroce_comp_rcv(qp, NULL);
+	return skb;
+}
+
+/* The ACK timer, or the end of an RNR wait: go back N. Softirq. */
+enum hrtimer_restart sroce_req_timer(struct hrtimer *t)
+{
+	struct sroce_qp *qp = container_of(t, struct sroce_qp, timer);
+	enum ib_wc_status fail = IB_WC_SUCCESS;
+
+	spin_lock(&qp->sq_lock);
+	if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD) {
+		spin_unlock(&qp->sq_lock);
+		return HRTIMER_NORESTART;
+	}
+	if (qp->rnr_wait) {
+		qp->rnr_wait = false;
+		sroce_req_rewind(qp, qp->una_psn);
+	} else if (qp->una_psn != qp->req_psn) {
+		sroce_count(qp->sdev, SROCE_CNT_TIMEOUTS, 1);
+		if (!qp->retry_left) {
+			fail = IB_WC_RETRY_EXC_ERR;
+		} else {
+			qp->retry_left--;
+			sroce_req_rewind(qp, qp->una_psn);
+		}
+	}
+	if (fail != IB_WC_SUCCESS)
+		qp->req_err = fail;
+	spin_unlock(&qp->sq_lock);
+
+	if (fail != IB_WC_SUCCESS)
+		sroce_comp_rcv(qp, NULL);
+	else
+		sroce_qp_run(qp);
+	return HRTIMER_NORESTART;
+}

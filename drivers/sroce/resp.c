@@ -1,0 +1,647 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The responder: requests in PSN order are executed (SEND into the next
+ * receive WQE, WRITE into the MR the rkey names, READ queued as a response
+ * job), duplicates are answered without executing them again (re-ACK, READ
+ * replayed from the MR), a PSN ahead of the expected one gets one sequence
+ * NAK until the gap closes, and a SEND with no receive WQE gets an RNR NAK.
+ *
+ * What goes back to the requester (ACKs, NAKs, READ responses) is queued in
+ * PSN order in qp->jobs and sent by the QP's transmit loop; an ACK queued
+ * behind another ACK replaces it, which coalesces ACKs under load.
+ */
+#include <linux/crc32.h>
+
+#include "sroce.h"
+
+/* qp->in_msg: the kind of multi-packet message in progress. */
+enum {
+	SROCE_MSG_NONE,
+	SROCE_MSG_SEND,
+	SROCE_MSG_WRITE,
+};
+
+#define SROCE_AETH_ACK_UNLIMITED	(SROCE_AETH_ACK | SROCE_AETH_CREDIT_INVAL)
+
+/**
+ * sroce_resp_classify() - where a request PSN stands
+ * @epsn: the PSN the responder expects
+ * @psn: the request's PSN
+ *
+ * Return: expected, duplicate (older) or ahead (a gap before it).
+ */
+enum sroce_psn_class sroce_resp_classify(u32 epsn, u32 psn)
+{
+	int d = sroce_psn_cmp(psn, epsn);
+
+	if (!d)
+		return SROCE_PSN_EXPECTED;
+	return d < 0 ? SROCE_PSN_DUPLICATE : SROCE_PSN_AHEAD;
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_resp_classify);
+
+/**
+ * sroce_resp_opseq() - may @opcode follow what is in progress
+ * @in_msg: SROCE_MSG_* in progress
+ * @opcode: the request's opcode
+ * @next: set to what is in progress after it
+ *
+ * Return: 0, or -EINVAL for an opcode out of sequence or not a request
+ * this responder executes (answered with an invalid-request NAK).
+ */
+int sroce_resp_opseq(u8 in_msg, u8 opcode, u8 *next)
+{
+	switch (opcode & SROCE_OP_MASK) {
+	case SROCE_OP_SEND_FIRST:
+		*next = SROCE_MSG_SEND;
+		return in_msg == SROCE_MSG_NONE ? 0 : -EINVAL;
+	case SROCE_OP_SEND_MIDDLE:
+		*next = SROCE_MSG_SEND;
+		return in_msg == SROCE_MSG_SEND ? 0 : -EINVAL;
+	case SROCE_OP_SEND_LAST:
+	case SROCE_OP_SEND_LAST_IMM:
+		*next = SROCE_MSG_NONE;
+		return in_msg == SROCE_MSG_SEND ? 0 : -EINVAL;
+	case SROCE_OP_WRITE_FIRST:
+		*next = SROCE_MSG_WRITE;
+		return in_msg == SROCE_MSG_NONE ? 0 : -EINVAL;
+	case SROCE_OP_WRITE_MIDDLE:
+		*next = SROCE_MSG_WRITE;
+		return in_msg == SROCE_MSG_WRITE ? 0 : -EINVAL;
+	case SROCE_OP_WRITE_LAST:
+	case SROCE_OP_WRITE_LAST_IMM:
+		*next = SROCE_MSG_NONE;
+		return in_msg == SROCE_MSG_WRITE ? 0 : -EINVAL;
+	case SROCE_OP_SEND_ONLY:
+	case SROCE_OP_SEND_ONLY_IMM:
+	case SROCE_OP_WRITE_ONLY:
+	case SROCE_OP_WRITE_ONLY_IMM:
+	case SROCE_OP_READ_REQ:
+		*next = SROCE_MSG_NONE;
+		return in_msg == SROCE_MSG_NONE ? 0 : -EINVAL;
+	}
+	*next = in_msg;
+	return -EINVAL;
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_resp_opseq);
+
+/* Queue a job; an ACK right behind an ACK replaces it. */
+static bool sroce_resp_push(struct sroce_qp *qp, const struct sroce_rjob *j)
+{
+	u32 n = qp->job_tail - qp->job_head;
+
+	if (n && j->type == SROCE_RJOB_ACK &&
+	    j->syn == SROCE_AETH_ACK_UNLIMITED) {
+		struct sroce_rjob *t = &qp->jobs[(qp->job_tail - 1) %
+						 SROCE_RJOBS];
+
+		if (t->type == SROCE_RJOB_ACK && t->syn == j->syn) {
+			t->psn = j->psn;
+			t->msn = j->msn;
+			return true;
+		}
+	}
+	if (n == SROCE_RJOBS)
+		return false;
+	qp->jobs[qp->job_tail % SROCE_RJOBS] = *j;
+	qp->job_tail++;
+	return true;
+}
+
+static void sroce_resp_ack(struct sroce_qp *qp, u8 syn, u32 psn)
+{
+	struct sroce_rjob j = {
+		.type = SROCE_RJOB_ACK,
+		.syn = syn,
+		.psn = psn,
+		.msn = qp->msn,
+	};
+
+	if ((syn & SROCE_AETH_TYPE_MASK) == SROCE_AETH_NAK)
+		sroce_count(qp->sdev, SROCE_CNT_TX_NAKS, 1);
+	else if ((syn & SROCE_AETH_TYPE_MASK) == SROCE_AETH_RNR_NAK)
+		sroce_count(qp->sdev, SROCE_CNT_TX_RNR_NAKS, 1);
+	sroce_resp_push(qp, &j);
+}
+
+/* Copy the next receive WQE out of the RQ and validate it. */
+static int sroce_resp_get_rwqe(struct sroce_qp *qp)
+{
+	const struct rxe_recv_wqe *u;
+	u32 prod, num, i;
+	u64 sum = 0;
+
+	prod = qp->user ? sroce_queue_user_prod(&qp->rq) : qp->rq.prod;
+	if (qp->rq.cons == prod)
+		return -EAGAIN;
+	u = sroce_queue_slot(&qp->rq, qp->rq.cons);
+	qp->rwqe.wr_id = READ_ONCE(u->wr_id);
+	qp->have_rwqe = true;
+	qp->rcv_off = 0;
+	num = READ_ONCE(u->dma.num_sge);
+	if (num > qp->cap.max_recv_sge)
+		return -EINVAL;
+	memcpy(qp->rwqe.sge, u->dma.sge, num * sizeof(struct ib_sge));
+	for (i = 0; i < num; i++)
+		sum += qp->rwqe.sge[i].length;
+	if (sum > (1ULL << 31))
+		return -EINVAL;
+	qp->rwqe.num_sge = num;
+	qp->rwqe.length = sum;
+	return 0;
+}
+
+/* Complete the current receive WQE and hand its slot back. */
+static void sroce_resp_complete(struct sroce_qp *qp, struct sroce_wc *wc,
+				bool solicited)
+{
+	wc->wr_id = qp->rwqe.wr_id;
+	wc->qp_num = qp->ibqp.qp_num;
+	wc->src_qp = qp->dest_qpn;
+	sroce_complete(qp, qp->ibqp.recv_cq, wc, solicited);
+	qp->have_rwqe = false;
+	qp->rcv_off = 0;
+	qp->rq.cons = sroce_q_next(qp->rq.cons, qp->rq.index_mask);
+	sroce_queue_publish_cons(&qp->rq);
+}
+
+static void sroce_resp_fail_rwqe(struct sroce_qp *qp, enum ib_wc_status st)
+{
+	struct sroce_wc wc = { .status = st, .opcode = IB_WC_RECV };
+
+	if (qp->have_rwqe)
+		sroce_resp_complete(qp, &wc, true);
+}
+
+static bool sroce_resp_paylen_ok(struct sroce_qp *qp, struct sroce_pkt *pkt,
+				 bool last)
+{
+	return last ? pkt->paylen <= qp->pmtu : pkt->paylen == qp->pmtu;
+}
+
+static int sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
+			   u8 *nak)
+{
+	struct sroce_copy c = { .skb = pkt->skb, .off = pkt->payoff,
+				.to_mr = true };
+	u8 op = pkt->opcode & SROCE_OP_MASK;
+	bool last = op != SROCE_OP_SEND_FIRST && op != SROCE_OP_SEND_MIDDLE;
+	int err;
+
+	if (!qp->have_rwqe) {
+		err = sroce_resp_get_rwqe(qp);
+		if (err == -EAGAIN)
+			return err;
+		if (err) {
+			sroce_resp_fail_rwqe(qp, IB_WC_LOC_LEN_ERR);
+			*nak = SROCE_AETH_NAK_REM_OP;
+			return err;
+		}
+	}
+	if (!sroce_resp_paylen_ok(qp, pkt, last)) {
+		*nak = SROCE_AETH_NAK_INVALID;
+		return -EINVAL;
+	}
+	if (pkt->paylen > qp->rwqe.length - qp->rcv_off) {
+		sroce_resp_fail_rwqe(qp, IB_WC_LOC_LEN_ERR);
+		*nak = SROCE_AETH_NAK_INVALID;
+		return -EINVAL;
+	}
+	err = sroce_sge_copy(qp->ibqp.pd, qp->rwqe.sge, qp->rwqe.num_sge,
+			     qp->rcv_off, pkt->paylen, IB_ACCESS_LOCAL_WRITE,
+			     &c);
+	if (err) {
+		sroce_resp_fail_rwqe(qp, IB_WC_LOC_PROT_ERR);
+		*nak = SROCE_AETH_NAK_REM_OP;
+		return err;
+	}
+	qp->rcv_off += pkt->paylen;
+	if (last) {
+		struct sroce_wc wc = {
+			.status = IB_WC_SUCCESS,
+			.opcode = IB_WC_RECV,
+			.byte_len = qp->rcv_off,
+		};
+
+		if (op == SROCE_OP_SEND_LAST_IMM ||
+		    op == SROCE_OP_SEND_ONLY_IMM) {
+			wc.flags = IB_WC_WITH_IMM;
+			wc.imm = pkt->imm;
+		}
+		sroce_resp_complete(qp, &wc, pkt->se);
+		qp->msn++;
+	}
+	return 0;
+}
+
+/* Check that the QP and the MR an rkey names allow @need on the range. */
+static int sroce_resp_rkey_ok(struct sroce_qp *qp, u32 rkey, u64 va, u32 len,
+			      int need)
+{
+	struct sroce_mr *mr;
+	int err;
+
+	if (!(qp->access & need))
+		return -EACCES;
+	if (!len)
+		return 0;
+	mr = sroce_mr_get(qp->sdev, rkey);
+	if (!mr)
+		return -EACCES;
+	err = mr->ibmr.pd != qp->ibqp.pd ? -EACCES :
+	      sroce_mr_access_ok(mr->iova, mr->length, mr->access, va, len,
+				 need);
+	sroce_mr_put(mr);
+	return err;
+}
+
+static int sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
+			    u8 *nak)
+{
+	struct sroce_copy c = { .skb = pkt->skb, .off = pkt->payoff,
+				.to_mr = true };
+	u8 op = pkt->opcode & SROCE_OP_MASK;
+	bool first = op == SROCE_OP_WRITE_FIRST || op == SROCE_OP_WRITE_ONLY ||
+		     op == SROCE_OP_WRITE_ONLY_IMM;
+	bool last = op != SROCE_OP_WRITE_FIRST && op != SROCE_OP_WRITE_MIDDLE;
+	bool imm = op == SROCE_OP_WRITE_LAST_IMM ||
+		   op == SROCE_OP_WRITE_ONLY_IMM;
+	int err;
+
+	/* The receive WQE an immediate consumes must be there first. */
+	if (imm && !qp->have_rwqe) {
+		err = sroce_resp_get_rwqe(qp);
+		if (err == -EAGAIN)
+			return err;
+		if (err) {
+			sroce_resp_fail_rwqe(qp, IB_WC_LOC_LEN_ERR);
+			*nak = SROCE_AETH_NAK_REM_OP;
+			return err;
+		}
+	}
+	if (first) {
+		u64 va = sroce_reth_va(&pkt->reth);
+		u32 rkey = sroce_reth_rkey(&pkt->reth);
+		u32 len = sroce_reth_len(&pkt->reth);
+
+		if (len > (1U << 31)) {
+			*nak = SROCE_AETH_NAK_INVALID;
+			return -EINVAL;
+		}
+		if (sroce_resp_rkey_ok(qp, rkey, va, len,
+				       IB_ACCESS_REMOTE_WRITE)) {
+			*nak = SROCE_AETH_NAK_REM_ACC;
+			return -EACCES;
+		}
+		qp->wr_va = va;
+		qp->wr_rkey = rkey;
+		qp->wr_len = len;
+		qp->rcv_off = 0;
+	}
+	if (!sroce_resp_paylen_ok(qp, pkt, last) ||
+	    pkt->paylen > qp->wr_len - qp->rcv_off ||
+	    (last && qp->rcv_off + pkt->paylen != qp->wr_len)) {
+		*nak = SROCE_AETH_NAK_INVALID;
+		return -EINVAL;
+	}
+	if (pkt->paylen) {
+		/* Looked up per packet: a deregistered MR stops the write. */
+		err = sroce_mr_copy_rkey(qp->ibqp.pd, qp->wr_rkey,
+					 qp->wr_va + qp->rcv_off, pkt->paylen,
+					 IB_ACCESS_REMOTE_WRITE, &c);
+		if (err) {
+			*nak = SROCE_AETH_NAK_REM_ACC;
+			return err;
+		}
+	}
+	qp->rcv_off += pkt->paylen;
+	if (last) {
+		if (imm) {
+			struct sroce_wc wc = {
+				.status = IB_WC_SUCCESS,
+				.opcode = IB_WC_RECV_RDMA_WITH_IMM,
+				.byte_len = qp->wr_len,
+				.flags = IB_WC_WITH_IMM,
+				.imm = pkt->imm,
+			};
+
+			sroce_resp_complete(qp, &wc, pkt->se);
+		}
+		qp->rcv_off = 0;
+		qp->msn++;
+	}
+	return 0;
+}
+
+static int sroce_resp_read(struct sroce_qp *qp, struct sroce_pkt *pkt,
+			   u8 *nak)
+{
+	struct sroce_rjob j = {
+		.type = SROCE_RJOB_READ,
+		.psn = pkt->psn,
+		.va = sroce_reth_va(&pkt->reth),
+		.rkey = sroce_reth_rkey(&pkt->reth),
+		.len = sroce_reth_len(&pkt->reth),
+	};
+
+	if (j.len > (1U << 31) ||
+	    qp->rd_pending >= max_t(u32, qp->max_dest_rd_atomic, 1)) {
+		*nak = SROCE_AETH_NAK_INVALID;
+		return -EINVAL;
+	}
+	if (sroce_resp_rkey_ok(qp, j.rkey, j.va, j.len,
+			       IB_ACCESS_REMOTE_READ)) {
+		*nak = SROCE_AETH_NAK_REM_ACC;
+		return -EACCES;
+	}
+	qp->msn++;
+	j.msn = qp->msn;
+	if (!sroce_resp_push(qp, &j)) {
+		*nak = SROCE_AETH_NAK_INVALID;
+		return -EINVAL;
+	}
+	qp->rd_pending++;
+	return 0;
+}
+
+/* A request at the expected PSN. Return: 0, -EAGAIN (RNR) or -errno. */
+static int sroce_resp_execute(struct sroce_qp *qp, struct sroce_pkt *pkt,
+			      u8 *nak)
+{
+	u8 op = pkt->opcode & SROCE_OP_MASK, next;
+	int err;
+
+	if (sroce_resp_opseq(qp->in_msg, pkt->opcode, &next)) {
+		*nak = SROCE_AETH_NAK_INVALID;
+		return -EINVAL;
+	}
+	switch (op) {
+	case SROCE_OP_READ_REQ:
+		err = sroce_resp_read(qp, pkt, nak);
+		break;
+	case SROCE_OP_WRITE_FIRST:
+	case SROCE_OP_WRITE_MIDDLE:
+	case SROCE_OP_WRITE_LAST:
+	case SROCE_OP_WRITE_LAST_IMM:
+	case SROCE_OP_WRITE_ONLY:
+	case SROCE_OP_WRITE_ONLY_IMM:
+		err = sroce_resp_write(qp, pkt, nak);
+		break;
+	default:
+		err = sroce_resp_send(qp, pkt, nak);
+		break;
+	}
+	if (err)
+		return err;
+	qp->in_msg = next;
+	qp->nak_seq = false;
+	if (op == SROCE_OP_READ_REQ) {
+		qp->epsn = sroce_psn_add(pkt->psn,
+					 sroce_req_npkts(op,
+							 sroce_reth_len(&pkt->reth),
+							 qp->pmtu));
+	} else {
+		qp->epsn = sroce_psn_add(pkt->psn, 1);
+		if (pkt->ackreq)
+			sroce_resp_ack(qp, SROCE_AETH_ACK_UNLIMITED, pkt->psn);
+	}
+	return 0;
+}
+
+/* An old PSN: answer it again, never execute it again. */
+static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
+{
+	sroce_count(qp->sdev, SROCE_CNT_RX_DUPLICATES, 1);
+	if ((pkt->opcode & SROCE_OP_MASK) == SROCE_OP_READ_REQ) {
+		struct sroce_rjob j = {
+			.type = SROCE_RJOB_READ,
+			.psn = pkt->psn,
+			.msn = qp->msn,
+			.va = sroce_reth_va(&pkt->reth),
+			.rkey = sroce_reth_rkey(&pkt->reth),
+			.len = sroce_reth_len(&pkt->reth),
+		};
+		u32 i;
+
+		for (i = qp->job_head; i != qp->job_tail; i++)
+			if (qp->jobs[i % SROCE_RJOBS].type == SROCE_RJOB_READ &&
+			    qp->jobs[i % SROCE_RJOBS].psn == j.psn)
+				return;	/* being answered already */
+		if (j.len > (1U << 31) ||
+		    sroce_resp_rkey_ok(qp, j.rkey, j.va, j.len,
+				       IB_ACCESS_REMOTE_READ))
+			return;
+		if (sroce_resp_push(qp, &j))
+			qp->rd_pending++;
+		return;
+	}
+	if (pkt->ackreq)
+		sroce_resp_ack(qp, SROCE_AETH_ACK_UNLIMITED,
+			       sroce_psn_add(qp->epsn, -1));
+}
+
+/**
+ * sroce_resp_rcv() - the responder's entry for a request packet
+ * @qp: the QP it names
+ * @pkt: the packet, ICRC checked
+ */
+void sroce_resp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
+{
+	bool fail = false;
+	u8 nak = 0;
+	int err;
+
+	spin_lock_bh(&qp->rq_lock);
+	if (qp->state < IB_QPS_RTR || qp->state == IB_QPS_ERR) {
+		spin_unlock_bh(&qp->rq_lock);
+		return;
+	}
+	switch (sroce_resp_classify(qp->epsn, pkt->psn)) {
+	case SROCE_PSN_AHEAD:
+		sroce_count(qp->sdev, SROCE_CNT_RX_OUT_OF_SEQ, 1);
+		if (!qp->nak_seq) {
+			qp->nak_seq = true;
+			sroce_resp_ack(qp, SROCE_AETH_NAK_PSN_SEQ, qp->epsn);
+		}
+		break;
+	case SROCE_PSN_DUPLICATE:
+		sroce_resp_duplicate(qp, pkt);
+		break;
+	case SROCE_PSN_EXPECTED:
+		err = sroce_resp_execute(qp, pkt, &nak);
+		if (err == -EAGAIN) {
+			sroce_resp_ack(qp, SROCE_AETH_RNR_NAK |
+				       (qp->min_rnr_timer &
+					SROCE_AETH_CREDIT_MASK), pkt->psn);
+		} else if (err) {
+			sroce_resp_ack(qp, nak, pkt->psn);
+			fail = true;
+		}
+		break;
+	}
+	spin_unlock_bh(&qp->rq_lock);
+	if (fail)
+		sroce_qp_error(qp);
+	sroce_qp_run(qp);
+}
+
+/* Build the next packet of a READ job; NULL when its MR went away. */
+static struct sk_buff *sroce_resp_read_pkt(struct sroce_qp *qp,
+					   struct sroce_rjob *j, u32 *psnp)
+{
+	u32 paylen = min(qp->pmtu, j->len - j->off), pad, crc;
+	bool first = !j->off, last = j->off + paylen == j->len;
+	struct sroce_copy c = {};
+	struct sk_buff *skb;
+	unsigned int hlen;
+	u8 opcode, *p;
+	u32 psn;
+
+	if (first)
+		opcode = last ? SROCE_OP_READ_RESP_ONLY :
+				SROCE_OP_READ_RESP_FIRST;
+	else
+		opcode = last ? SROCE_OP_READ_RESP_LAST :
+				SROCE_OP_READ_RESP_MIDDLE;
+	psn = sroce_psn_add(j->psn, j->off / qp->pmtu);
+	pad = sroce_pad_len(paylen);
+	hlen = sroce_opcode_hdr_len(opcode);
+	skb = sroce_pkt_alloc(qp, hlen + paylen + pad + SROCE_ICRC_LEN);
+	if (!skb)
+		return ERR_PTR(-ENOMEM);
+	sroce_bth_init((struct sroce_bth *)skb->data, opcode, 0, pad,
+		       SROCE_DEFAULT_PKEY, qp->dest_qpn, 0, psn);
+	p = skb->data + sizeof(struct sroce_bth);
+	if (sroce_opcode_hdrs(opcode) & SROCE_HDR_AETH) {
+		sroce_aeth_init((struct sroce_aeth *)p,
+				SROCE_AETH_ACK_UNLIMITED, j->msn);
+		p += sizeof(struct sroce_aeth);
+	}
+	crc = sroce_pkt_icrc_start(skb);
+	crc = crc32_le(crc, skb->data + sizeof(struct sroce_bth),
+		       p - skb->data - sizeof(struct sroce_bth));
+	c.buf = p;
+	c.crc = &crc;
+	if (paylen && sroce_mr_copy_rkey(qp->ibqp.pd, j->rkey, j->va + j->off,
+					 paylen, IB_ACCESS_REMOTE_READ, &c)) {
+		kfree_skb(skb);
+		return NULL;
+	}
+	p += paylen;
+	memset(p, 0, pad);
+	crc = crc32_le(crc, p, pad);
+	sroce_pkt_icrc_end(skb, crc);
+	j->off += paylen;
+	*psnp = psn;
+	return skb;
+}
+
+static struct sk_buff *sroce_resp_ack_pkt(struct sroce_qp *qp,
+					  const struct sroce_rjob *j)
+{
+	unsigned int hlen = sroce_opcode_hdr_len(SROCE_OP_ACK);
+	struct sk_buff *skb;
+	u32 crc;
+
+	skb = sroce_pkt_alloc(qp, hlen + SROCE_ICRC_LEN);
+	if (!skb)
+		return NULL;
+	sroce_bth_init((struct sroce_bth *)skb->data, SROCE_OP_ACK, 0, 0,
+		       SROCE_DEFAULT_PKEY, qp->dest_qpn, 0, j->psn);
+	sroce_aeth_init((struct sroce_aeth *)(skb->data +
+					      sizeof(struct sroce_bth)),
+			j->syn, j->msn);
+	crc = sroce_pkt_icrc_start(skb);
+	crc = crc32_le(crc, skb->data + sizeof(struct sroce_bth),
+		       sizeof(struct sroce_aeth));
+	sroce_pkt_icrc_end(skb, crc);
+	return skb;
+}
+
+/**
+ * sroce_resp_next() - the responder's next packet, in PSN order
+ * @qp: the QP
+ * @psn: set to the packet's PSN
+ *
+ * Return: a packet ready for sroce_pkt_xmit(), or NULL.
+ */
+struct sk_buff *sroce_resp_next(struct sroce_qp *qp, u32 *psn)
+{
+	struct sk_buff *skb = NULL;
+	struct sroce_rjob *j;
+
+	spin_lock_bh(&qp->rq_lock);
+	while (qp->job_head != qp->job_tail) {
+		j = &qp->jobs[qp->job_head % SROCE_RJOBS];
+		if (j->type == SROCE_RJOB_ACK) {
+			skb = sroce_resp_ack_pkt(qp, j);
+			if (!skb)
+				break;
+			*psn = j->psn;
+			qp->job_head++;
+			break;
+		}
+		/* READ responses stop in ERR; ACKs and NAKs still go. */
+		if (qp->state != IB_QPS_ERR) {
+			skb = sroce_resp_read_pkt(qp, j, psn);
+			if (IS_ERR(skb)) {
+				skb = NULL;
+				break;
+			}
+		}
+		if (skb && j->off < j->len)
+			break;
+		/* Done, or its MR went away: the requester will time out. */
+		qp->rjob_last = *j;
+		qp->job_head++;
+		qp->rd_pending--;
+		if (skb)
+			break;
+	}
+	spin_unlock_bh(&qp->rq_lock);
+	return skb;
+}
+
+/**
+ * sroce_resp_rewind() - a READ response at @psn was dropped on the way out
+ * @qp: the QP
+ * @psn: its PSN; the job goes back there
+ */
+void sroce_resp_rewind(struct sroce_qp *qp, u32 psn)
+{
+	struct sroce_rjob *j;
+
+	spin_lock_bh(&qp->rq_lock);
+	if (qp->job_head != qp->job_tail) {
+		j = &qp->jobs[qp->job_head % SROCE_RJOBS];
+		if (j->type == SROCE_RJOB_READ &&
+		    sroce_psn_cmp(psn, j->psn) >= 0) {
+			j->off = min(j->len, sroce_psn_add(psn, -j->psn) *
+					     qp->pmtu);
+			goto out;
+		}
+	}
+	j = &qp->rjob_last;
+	if (j->type == SROCE_RJOB_READ && j->len &&
+	    sroce_psn_cmp(psn, j->psn) >= 0 &&
+	    qp->job_tail - qp->job_head < SROCE_RJOBS) {
+		j->off = min(j->len, sroce_psn_add(psn, -j->psn) * qp->pmtu);
+		qp->job_head--;
+		qp->jobs[qp->job_head % SROCE_RJOBS] = *j;
+		qp->rd_pending++;
+		j->len = 0;
+	}
+out:
+	spin_unlock_bh(&qp->rq_lock);
+}
+
+/* Forget every queued job and message in progress. Caller holds rq_lock. */
+void sroce_resp_reset(struct sroce_qp *qp)
+{
+	qp->job_head = 0;
+	qp->job_tail = 0;
+	qp->rd_pending = 0;
+	qp->rjob_last.len = 0;
+	qp->in_msg = SROCE_MSG_NONE;
+	qp->rcv_off = 0;
+}
