@@ -83,6 +83,34 @@ err_res:
 	return err;
 }
 
+/**
+ * sroce_ah_get_av() - copy the address vector of AH number @num
+ * @sdev: device
+ * @num: ah_num from a UD send WQE
+ * @pd: the sender's PD; the AH must belong to it
+ * @av: result
+ *
+ * Any context. Copied under the xarray lock: the AH may be destroyed (and
+ * freed by ib_core) as soon as the lock is dropped.
+ *
+ * Return: 0, or -EINVAL for an unknown or foreign AH.
+ */
+int sroce_ah_get_av(struct sroce_dev *sdev, u32 num, struct ib_pd *pd,
+		    struct rxe_av *av)
+{
+	struct sroce_ah *ah;
+	int err = -EINVAL;
+
+	xa_lock_bh(&sdev->ah_xa);
+	ah = xa_load(&sdev->ah_xa, num);
+	if (ah && ah->ibah.pd == pd) {
+		*av = ah->av;
+		err = 0;
+	}
+	xa_unlock_bh(&sdev->ah_xa);
+	return err;
+}
+
 static int sroce_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr)
 {
 	struct sroce_ah *ah = to_sah(ibah);

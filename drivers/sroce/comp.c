@@ -314,6 +314,18 @@ out:
 }
 
 /**
+ * sroce_comp_sent() - complete UD WQEs, which are done once sent
+ * @qp: the UD QP; caller holds sq_lock
+ */
+void sroce_comp_sent(struct sroce_qp *qp)
+{
+	while (qp->sq.cons != qp->req_cur &&
+	       sroce_swqe(qp, qp->sq.cons)->done)
+		if (sroce_comp_one(qp, IB_WC_SUCCESS))
+			break;
+}
+
+/**
  * sroce_comp_flush() - complete every send WQE with IB_WC_WR_FLUSH_ERR
  * @qp: the QP in ERR; caller holds sq_lock
  *

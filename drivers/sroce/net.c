@@ -168,8 +168,10 @@ static bool sroce_parse(struct sk_buff *skb, struct sroce_pkt *pkt)
 		memcpy(&pkt->atmack, p, sizeof(pkt->atmack));
 		p += sizeof(pkt->atmack);
 	}
-	if (pkt->hdrs & SROCE_HDR_DETH)
-		p += sizeof(struct sroce_deth);
+	if (pkt->hdrs & SROCE_HDR_DETH) {
+		memcpy(&pkt->deth, p, sizeof(pkt->deth));
+		p += sizeof(pkt->deth);
+	}
 	if (pkt->hdrs & SROCE_HDR_IMM) {
 		memcpy(&pkt->imm, p, sizeof(pkt->imm));
 		p += sizeof(pkt->imm);
@@ -210,8 +212,11 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool local)
 		sroce_count(sdev, SROCE_CNT_RX_DROP_NO_QP, 1);
 		goto drop;
 	}
-	if ((pkt.opcode & SROCE_TR_MASK) != SROCE_TR_RC ||
-	    qp->ibqp.qp_type != IB_QPT_RC) {
+	if ((pkt.opcode & SROCE_TR_MASK) == SROCE_TR_UD &&
+	    sroce_qp_is_ud(qp)) {
+		sroce_resp_ud(qp, &pkt);
+	} else if ((pkt.opcode & SROCE_TR_MASK) != SROCE_TR_RC ||
+		   qp->ibqp.qp_type != IB_QPT_RC) {
 		sroce_count(sdev, SROCE_CNT_RX_DROP_MALFORMED, 1);
 	} else if (sroce_is_response(pkt.opcode)) {
 		sroce_comp_rcv(qp, &pkt);
@@ -242,9 +247,9 @@ static bool sroce_av_ipv6(const struct rxe_av *av)
 	return av->network_type == RXE_NETWORK_TYPE_IPV6;
 }
 
-static struct dst_entry *sroce_route4(struct sroce_qp *qp)
+static struct dst_entry *sroce_route4(struct dst_cache *cache,
+				      const struct rxe_av *av)
 {
-	const struct rxe_av *av = &qp->av;
 	struct flowi4 fl = {
 		.flowi4_proto = IPPROTO_UDP,
 		.daddr = av->dgid_addr._sockaddr_in.sin_addr.s_addr,
@@ -253,19 +258,20 @@ static struct dst_entry *sroce_route4(struct sroce_qp *qp)
 	__be32 saddr;
 	struct rtable *rt;
 
-	rt = dst_cache_get_ip4(&qp->dst_cache, &saddr);
+	rt = cache ? dst_cache_get_ip4(cache, &saddr) : NULL;
 	if (rt)
 		return &rt->dst;
 	rt = ip_route_output_key(&init_net, &fl);
 	if (IS_ERR(rt))
 		return NULL;
-	dst_cache_set_ip4(&qp->dst_cache, &rt->dst, fl.saddr);
+	if (cache)
+		dst_cache_set_ip4(cache, &rt->dst, fl.saddr);
 	return &rt->dst;
 }
 
-static struct dst_entry *sroce_route6(struct sroce_qp *qp)
+static struct dst_entry *sroce_route6(struct dst_cache *cache,
+				      const struct rxe_av *av)
 {
-	const struct rxe_av *av = &qp->av;
 	struct flowi6 fl = {
 		.flowi6_proto = IPPROTO_UDP,
 		.daddr = av->dgid_addr._sockaddr_in6.sin6_addr,
@@ -276,20 +282,23 @@ static struct dst_entry *sroce_route6(struct sroce_qp *qp)
 
 	if (!sroce_sk6)
 		return NULL;
-	dst = dst_cache_get_ip6(&qp->dst_cache, &saddr);
+	dst = cache ? dst_cache_get_ip6(cache, &saddr) : NULL;
 	if (dst)
 		return dst;
 	dst = ipv6_stub->ipv6_dst_lookup_flow(&init_net, sroce_sk6->sk, &fl,
 					      NULL);
 	if (IS_ERR(dst))
 		return NULL;
-	dst_cache_set_ip6(&qp->dst_cache, dst, &fl.saddr);
+	if (cache)
+		dst_cache_set_ip6(cache, dst, &fl.saddr);
 	return dst;
 }
 
 /**
- * sroce_pkt_alloc() - a packet to the QP's peer, IP and UDP headers built
- * @qp: the sending QP, its address vector set
+ * sroce_pkt_alloc() - a packet, IP and UDP headers built
+ * @qp: the sending QP
+ * @av: where to: &qp->av (connected QPs, route cached) or a UD WQE's
+ * @sport: UDP source port
  * @len: bytes from the BTH to the end of the ICRC
  *
  * Any context. skb->data points at the BTH for the caller to fill; the IP
@@ -298,18 +307,19 @@ static struct dst_entry *sroce_route6(struct sroce_qp *qp)
  *
  * Return: the packet, or NULL (no route, no memory).
  */
-struct sk_buff *sroce_pkt_alloc(struct sroce_qp *qp, unsigned int len)
+struct sk_buff *sroce_pkt_alloc(struct sroce_qp *qp, const struct rxe_av *av,
+				u16 sport, unsigned int len)
 {
-	bool v6 = sroce_av_ipv6(&qp->av);
+	struct dst_cache *cache = av == &qp->av ? &qp->dst_cache : NULL;
+	bool v6 = sroce_av_ipv6(av);
 	unsigned int ipl = v6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr);
-	const struct rxe_av *av = &qp->av;
 	struct dst_entry *dst;
 	struct sk_buff *skb;
 	struct udphdr *uh;
 	unsigned int room;
 	u8 ttl;
 
-	dst = v6 ? sroce_route6(qp) : sroce_route4(qp);
+	dst = v6 ? sroce_route6(cache, av) : sroce_route4(cache, av);
 	if (!dst)
 		return NULL;
 	room = LL_RESERVED_SPACE(dst->dev) + ipl + sizeof(*uh);
@@ -324,7 +334,7 @@ struct sk_buff *sroce_pkt_alloc(struct sroce_qp *qp, unsigned int len)
 
 	uh = skb_push(skb, sizeof(*uh));
 	skb_reset_transport_header(skb);
-	uh->source = htons(qp->sport);
+	uh->source = htons(sport);
 	uh->dest = htons(SROCE_UDP_PORT);
 	uh->len = htons(sizeof(*uh) + len);
 	uh->check = 0;

@@ -101,6 +101,7 @@ int sroce_complete(struct sroce_qp *qp, struct ib_cq *ibcq,
 		k->qp = &qp->ibqp;
 		k->src_qp = wc->src_qp;
 		k->wc_flags = wc->flags;
+		k->network_hdr_type = wc->network_hdr_type;
 		k->port_num = 1;
 		if (wc->flags & IB_WC_WITH_IMM)
 			k->ex.imm_data = wc->imm;
@@ -277,7 +278,8 @@ static int sroce_qp_check_init(struct ib_qp_init_attr *init)
 {
 	struct ib_qp_cap *c = &init->cap;
 
-	if (init->qp_type != IB_QPT_RC)
+	/* QP1 for ib_core's MADs (rdma_cm's CM); UD users come later. */
+	if (init->qp_type != IB_QPT_RC && init->qp_type != IB_QPT_GSI)
 		return -EOPNOTSUPP;
 	if (init->srq || init->create_flags)
 		return -EOPNOTSUPP;
@@ -400,9 +402,18 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (err)
 		goto err_dst;
 
-	err = xa_alloc_cyclic_bh(&sdev->qp_xa, &qpn, qp,
-				 XA_LIMIT(16, SROCE_QPN_MASK), &sdev->qp_next,
-				 GFP_KERNEL);
+	if (init->qp_type == IB_QPT_GSI) {
+		qpn = 1;
+		err = udata ? -EINVAL : xa_insert_bh(&sdev->qp_xa, qpn, qp,
+						      GFP_KERNEL);
+		qp->pmtu = ib_mtu_enum_to_int(sdev->active_mtu);
+		qp->sport = rdma_flow_label_to_udp_sport(rdma_calc_flow_label(1,
+									      1));
+	} else {
+		err = xa_alloc_cyclic_bh(&sdev->qp_xa, &qpn, qp,
+					 XA_LIMIT(16, SROCE_QPN_MASK),
+					 &sdev->qp_next, GFP_KERNEL);
+	}
 	if (err < 0)
 		goto err_queues;
 	ibqp->qp_num = qpn;
@@ -701,6 +712,12 @@ static int sroce_post_one_send(struct sroce_qp *qp, const struct ib_send_wr *wr)
 		break;
 	default:
 		break;
+	}
+	if (sroce_qp_is_ud(qp)) {
+		w->wr.wr.ud.remote_qpn = ud_wr(wr)->remote_qpn;
+		w->wr.wr.ud.remote_qkey = ud_wr(wr)->remote_qkey;
+		w->wr.wr.ud.ah_num = to_sah(ud_wr(wr)->ah)->num;
+		w->wr.wr.ud.av = to_sah(ud_wr(wr)->ah)->av;
 	}
 	for (i = 0; i < wr->num_sge; i++) {
 		w->dma.sge[i].addr = wr->sg_list[i].addr;

@@ -105,8 +105,10 @@ u64 sroce_rnr_timer_ns(u8 code)
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_rnr_timer_ns);
 
-static bool sroce_wr_supported(u32 op)
+static bool sroce_wr_supported(struct sroce_qp *qp, u32 op)
 {
+	if (sroce_qp_is_ud(qp))
+		return op == IB_WR_SEND || op == IB_WR_SEND_WITH_IMM;
 	switch (op) {
 	case IB_WR_SEND:
 	case IB_WR_SEND_WITH_IMM:
@@ -139,14 +141,30 @@ static void sroce_req_copy_wqe(struct sroce_qp *qp, u32 i)
 	w->rkey = READ_ONCE(u->wr.wr.rdma.rkey);
 	w->imm = READ_ONCE(u->wr.ex.imm_data);
 
-	if (!sroce_wr_supported(w->opcode)) {
+	if (!sroce_wr_supported(qp, w->opcode)) {
 		w->bad = IB_WC_LOC_QP_OP_ERR;
 		return;
+	}
+	if (sroce_qp_is_ud(qp)) {
+		w->dqpn = READ_ONCE(u->wr.wr.ud.remote_qpn) & SROCE_QPN_MASK;
+		w->qkey = READ_ONCE(u->wr.wr.ud.remote_qkey);
+		/* A Q_Key with the high bit set means the QP's own. */
+		if (w->qkey & 0x80000000)
+			w->qkey = qp->qkey;
+		if (!qp->user)
+			memcpy(&w->av, &u->wr.wr.ud.av, sizeof(w->av));
+		else if (sroce_ah_get_av(qp->sdev,
+					 READ_ONCE(u->wr.wr.ud.ah_num),
+					 qp->ibqp.pd, &w->av))
+			w->bad = IB_WC_LOC_QP_OP_ERR;
+		if (w->bad)
+			return;
 	}
 	if (w->flags & IB_SEND_INLINE) {
 		len = READ_ONCE(u->dma.length);
 		if (w->opcode == IB_WR_RDMA_READ ||
-		    len > qp->cap.max_inline_data) {
+		    len > qp->cap.max_inline_data ||
+		    (sroce_qp_is_ud(qp) && len > qp->pmtu)) {
 			w->bad = IB_WC_LOC_LEN_ERR;
 			return;
 		}
@@ -163,7 +181,8 @@ static void sroce_req_copy_wqe(struct sroce_qp *qp, u32 i)
 	memcpy(w->sge, u->dma.sge, num_sge * sizeof(struct ib_sge));
 	for (k = 0; k < num_sge; k++)
 		sum += w->sge[k].length;
-	if (sum > (1ULL << 31)) {
+	/* A datagram is one packet. */
+	if (sum > (1ULL << 31) || (sroce_qp_is_ud(qp) && sum > qp->pmtu)) {
 		w->bad = IB_WC_LOC_LEN_ERR;
 		return;
 	}
@@ -244,13 +263,20 @@ void sroce_req_rewind(struct sroce_qp *qp, u32 psn)
 	}
 }
 
+/* UD: one source port per QP pair, as for connected QPs. */
+static u16 sroce_ud_sport(struct sroce_qp *qp, struct sroce_swqe *w)
+{
+	return rdma_flow_label_to_udp_sport(rdma_calc_flow_label(qp->ibqp.qp_num,
+								 w->dqpn));
+}
+
 /* Build one packet of @w at req_off. Caller holds sq_lock. */
 static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 				       struct sroce_swqe *w, u32 *psnp,
 				       int *err)
 {
 	u32 psn = qp->req_psn, off = qp->req_off, paylen = 0, npkts = 1;
-	bool first = !off, last = true, ackreq;
+	bool first = !off, last = true, ackreq, ud = sroce_qp_is_ud(qp);
 	unsigned int hlen, pad = 0;
 	struct sroce_copy c = {};
 	struct sroce_bth *bth;
@@ -274,8 +300,14 @@ static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 		ackreq = last || !((sroce_psn_add(psn, -w->first_psn) + 1) %
 				   SROCE_ACK_EVERY);
 	}
+	if (ud) {
+		opcode |= SROCE_TR_UD;
+		ackreq = false;
+	}
 	hlen = sroce_opcode_hdr_len(opcode);
-	skb = sroce_pkt_alloc(qp, hlen + paylen + pad + SROCE_ICRC_LEN);
+	skb = sroce_pkt_alloc(qp, ud ? &w->av : &qp->av,
+			      ud ? sroce_ud_sport(qp, w) : qp->sport,
+			      hlen + paylen + pad + SROCE_ICRC_LEN);
 	if (!skb) {
 		*err = -ENOMEM;
 		return NULL;
@@ -285,8 +317,14 @@ static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 		       last && (w->flags & IB_SEND_SOLICITED) &&
 		       w->opcode != IB_WR_RDMA_WRITE &&
 		       w->opcode != IB_WR_RDMA_READ,
-		       pad, SROCE_DEFAULT_PKEY, qp->dest_qpn, ackreq, psn);
+		       pad, SROCE_DEFAULT_PKEY, ud ? w->dqpn : qp->dest_qpn,
+		       ackreq, psn);
 	p = skb->data + sizeof(*bth);
+	if (ud) {
+		sroce_deth_init((struct sroce_deth *)p, w->qkey,
+				qp->ibqp.qp_num);
+		p += sizeof(struct sroce_deth);
+	}
 	if (sroce_opcode_hdrs(opcode) & SROCE_HDR_RETH) {
 		sroce_reth_init((struct sroce_reth *)p, w->raddr + off, w->rkey,
 				w->length - off);
@@ -322,6 +360,7 @@ static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 	if (last) {
 		w->last_psn = sroce_psn_add(psn, npkts - 1);
 		w->sent = 1;
+		w->done = ud;
 		qp->req_cur = sroce_q_next(qp->req_cur, qp->sq.index_mask);
 		qp->req_off = 0;
 	} else {
@@ -357,6 +396,8 @@ struct sk_buff *sroce_req_next(struct sroce_qp *qp, u32 *psn)
 	spin_lock_bh(&qp->sq_lock);
 	if (qp->state != IB_QPS_RTS || qp->rnr_wait || qp->req_err)
 		goto out;
+	if (sroce_qp_is_ud(qp))
+		sroce_comp_sent(qp);
 	sroce_req_fetch(qp);
 	if (qp->req_cur == qp->sq_head)
 		goto out;
@@ -367,8 +408,12 @@ struct sk_buff *sroce_req_next(struct sroce_qp *qp, u32 *psn)
 			fail = true;
 		goto out;
 	}
-	if (sroce_psn_diff(qp->req_psn, qp->una_psn) >= SROCE_WINDOW)
+	if (sroce_qp_is_ud(qp)) {
+		/* Nothing to acknowledge: done once sent. */
+		qp->una_psn = qp->req_psn;
+	} else if (sroce_psn_diff(qp->req_psn, qp->una_psn) >= SROCE_WINDOW) {
 		goto out;
+	}
 	if (!w->started && (w->flags & IB_SEND_FENCE) && qp->rd_outstanding)
 		goto out;
 	if (w->opcode == IB_WR_RDMA_READ && !w->rd_counted &&
@@ -384,8 +429,12 @@ struct sk_buff *sroce_req_next(struct sroce_qp *qp, u32 *psn)
 		if (qp->req_cur == qp->sq.cons)
 			fail = true;
 	}
-	if (skb && !hrtimer_active(&qp->timer))
+	if (skb && sroce_qp_is_ud(qp)) {
+		qp->una_psn = qp->req_psn;
+		sroce_comp_sent(qp);
+	} else if (skb && !hrtimer_active(&qp->timer)) {
 		sroce_req_arm_timer(qp);
+	}
 out:
 	spin_unlock_bh(&qp->sq_lock);
 	if (fail)

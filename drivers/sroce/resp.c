@@ -157,7 +157,8 @@ static void sroce_resp_complete(struct sroce_qp *qp, struct sroce_wc *wc,
 {
 	wc->wr_id = qp->rwqe.wr_id;
 	wc->qp_num = qp->ibqp.qp_num;
-	wc->src_qp = qp->dest_qpn;
+	if (!wc->src_qp)
+		wc->src_qp = qp->dest_qpn;
 	sroce_complete(qp, qp->ibqp.recv_cq, wc, solicited);
 	qp->have_rwqe = false;
 	qp->rcv_off = 0;
@@ -485,6 +486,72 @@ void sroce_resp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	sroce_qp_run(qp);
 }
 
+/**
+ * sroce_resp_ud() - a UD datagram (or a MAD for QP1)
+ * @qp: the UD or GSI QP it names
+ * @pkt: the packet, ICRC checked
+ *
+ * The receive WQE gets the 40-byte GRH area first, as ib_core and the rxe
+ * provider expect on RoCEv2: the IPv6 header, or an IPv4 header in its last
+ * 20 bytes. A datagram with no receive WQE, a wrong Q_Key or too little
+ * room is dropped, as UD allows.
+ */
+void sroce_resp_ud(struct sroce_qp *qp, struct sroce_pkt *pkt)
+{
+	struct sroce_copy c = { .skb = pkt->skb, .off = pkt->payoff,
+				.to_mr = true };
+	bool v6 = pkt->skb->protocol == htons(ETH_P_IPV6);
+	struct sroce_wc wc = {
+		.status = IB_WC_SUCCESS,
+		.opcode = IB_WC_RECV,
+		.flags = IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE,
+		.network_hdr_type = v6 ? RDMA_NETWORK_IPV6 : RDMA_NETWORK_IPV4,
+	};
+	struct sroce_copy g = { .to_mr = true };
+	u8 grh[40] = {};
+	u8 op = pkt->opcode & SROCE_OP_MASK;
+
+	if (v6)
+		memcpy(grh, skb_network_header(pkt->skb), 40);
+	else
+		memcpy(grh + 20, skb_network_header(pkt->skb), 20);
+	g.buf = grh;
+
+	spin_lock_bh(&qp->rq_lock);
+	if (qp->state < IB_QPS_RTR || qp->state == IB_QPS_ERR ||
+	    pkt->paylen > qp->pmtu)
+		goto drop;
+	if (sroce_deth_qkey(&pkt->deth) != qp->qkey)
+		goto drop;
+	if (!qp->have_rwqe && sroce_resp_get_rwqe(qp)) {
+		if (qp->have_rwqe)
+			sroce_resp_fail_rwqe(qp, IB_WC_LOC_LEN_ERR);
+		goto drop;
+	}
+	if (qp->rwqe.length < sizeof(grh) + pkt->paylen) {
+		sroce_resp_fail_rwqe(qp, IB_WC_LOC_LEN_ERR);
+		goto drop;
+	}
+	if (sroce_sge_copy(qp->ibqp.pd, qp->rwqe.sge, qp->rwqe.num_sge, 0,
+			   sizeof(grh), IB_ACCESS_LOCAL_WRITE, &g) ||
+	    sroce_sge_copy(qp->ibqp.pd, qp->rwqe.sge, qp->rwqe.num_sge,
+			   sizeof(grh), pkt->paylen, IB_ACCESS_LOCAL_WRITE,
+			   &c)) {
+		sroce_resp_fail_rwqe(qp, IB_WC_LOC_PROT_ERR);
+		goto drop;
+	}
+	if (op == SROCE_OP_SEND_ONLY_IMM) {
+		wc.flags |= IB_WC_WITH_IMM;
+		wc.imm = pkt->imm;
+	}
+	wc.byte_len = sizeof(grh) + pkt->paylen;
+	/* The sender, not a connected peer. */
+	wc.src_qp = sroce_deth_sqp(&pkt->deth);
+	sroce_resp_complete(qp, &wc, pkt->se);
+drop:
+	spin_unlock_bh(&qp->rq_lock);
+}
+
 /* Build the next packet of a READ job; NULL when its MR went away. */
 static struct sk_buff *sroce_resp_read_pkt(struct sroce_qp *qp,
 					   struct sroce_rjob *j, u32 *psnp)
@@ -506,7 +573,8 @@ static struct sk_buff *sroce_resp_read_pkt(struct sroce_qp *qp,
 	psn = sroce_psn_add(j->psn, j->off / qp->pmtu);
 	pad = sroce_pad_len(paylen);
 	hlen = sroce_opcode_hdr_len(opcode);
-	skb = sroce_pkt_alloc(qp, hlen + paylen + pad + SROCE_ICRC_LEN);
+	skb = sroce_pkt_alloc(qp, &qp->av, qp->sport,
+			      hlen + paylen + pad + SROCE_ICRC_LEN);
 	if (!skb)
 		return ERR_PTR(-ENOMEM);
 	sroce_bth_init((struct sroce_bth *)skb->data, opcode, 0, pad,
@@ -543,7 +611,7 @@ static struct sk_buff *sroce_resp_ack_pkt(struct sroce_qp *qp,
 	struct sk_buff *skb;
 	u32 crc;
 
-	skb = sroce_pkt_alloc(qp, hlen + SROCE_ICRC_LEN);
+	skb = sroce_pkt_alloc(qp, &qp->av, qp->sport, hlen + SROCE_ICRC_LEN);
 	if (!skb)
 		return NULL;
 	sroce_bth_init((struct sroce_bth *)skb->data, SROCE_OP_ACK, 0, 0,

@@ -229,6 +229,9 @@ struct sroce_swqe {
 	u8		inl;		/* data is inline */
 	u8		done;		/* READ: every response placed */
 	u8		bad;		/* failed validation: WC status */
+	u32		dqpn;		/* UD: destination QP */
+	u32		qkey;		/* UD: Q_Key to send */
+	struct rxe_av	av;		/* UD: where to */
 	union {
 		DECLARE_FLEX_ARRAY(struct ib_sge, sge);
 		DECLARE_FLEX_ARRAY(u8, inline_data);
@@ -366,6 +369,7 @@ struct sroce_pkt {
 	struct sroce_aeth	aeth;
 	struct sroce_atmeth	atmeth;
 	struct sroce_atmack	atmack;
+	struct sroce_deth	deth;
 	__be32			imm;
 	u32			ieth;
 };
@@ -379,6 +383,7 @@ struct sroce_wc {
 	u32			qp_num;
 	u32			src_qp;
 	int			flags;		/* IB_WC_WITH_IMM, ... */
+	u8			network_hdr_type;
 	union {
 		__be32		imm;
 		u32		inv_rkey;
@@ -464,6 +469,13 @@ int sroce_mr_copy_rkey(struct ib_pd *pd, u32 rkey, u64 va, u32 len, int need,
 /* ah.c */
 extern const struct ib_device_ops sroce_ah_ops;
 int sroce_av_from_attr(struct rxe_av *av, const struct rdma_ah_attr *attr);
+int sroce_ah_get_av(struct sroce_dev *sdev, u32 num, struct ib_pd *pd,
+		    struct rxe_av *av);
+
+static inline bool sroce_qp_is_ud(const struct sroce_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
+}
 
 /* icrc.c */
 u32 sroce_icrc_hdr(const void *l3, bool ipv6);
@@ -473,7 +485,8 @@ u32 sroce_icrc_packet(const void *l3, bool ipv6, size_t len);
 int sroce_net_init(void);
 void sroce_net_exit(void);
 struct sroce_dev *sroce_dev_get_by_netdev(struct net_device *ndev);
-struct sk_buff *sroce_pkt_alloc(struct sroce_qp *qp, unsigned int len);
+struct sk_buff *sroce_pkt_alloc(struct sroce_qp *qp, const struct rxe_av *av,
+				u16 sport, unsigned int len);
 int sroce_pkt_xmit(struct sroce_qp *qp, struct sk_buff *skb);
 u32 sroce_pkt_icrc_start(struct sk_buff *skb);
 void sroce_pkt_icrc_end(struct sk_buff *skb, u32 crc);
@@ -515,6 +528,7 @@ u64 sroce_rnr_timer_ns(u8 code);
 
 /* resp.c */
 void sroce_resp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt);
+void sroce_resp_ud(struct sroce_qp *qp, struct sroce_pkt *pkt);
 struct sk_buff *sroce_resp_next(struct sroce_qp *qp, u32 *psn);
 void sroce_resp_rewind(struct sroce_qp *qp, u32 psn);
 void sroce_resp_reset(struct sroce_qp *qp);
@@ -531,6 +545,7 @@ int sroce_resp_opseq(u8 in_msg, u8 opcode, u8 *next);
 /* comp.c */
 void sroce_comp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt);
 void sroce_comp_flush(struct sroce_qp *qp);
+void sroce_comp_sent(struct sroce_qp *qp);
 
 enum sroce_ack_action {
 	SROCE_ACK_OK,		/* positive ACK */

@@ -11,5 +11,9 @@ extern struct kunit_suite sroce_cq_suite;
 extern struct kunit_suite sroce_dev_suite;
 extern struct kunit_suite sroce_mr_suite;
 extern struct kunit_suite sroce_icrc_suite;
+extern struct kunit_suite sroce_req_suite;
+extern struct kunit_suite sroce_resp_suite;
+extern struct kunit_suite sroce_comp_suite;
+extern struct kunit_suite sroce_qpfsm_suite;
 
 #endif

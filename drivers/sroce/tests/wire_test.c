@@ -174,6 +174,60 @@ static void wire_psn(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sroce_psn_add(7, 0), 7);
 }
 
+static void wire_psn_wrap(struct kunit *test)
+{
+	static const u32 psns[] = {
+		0, 1, 2, 0x123456, 0x7ffffe, 0x7fffff, 0x800000, 0x800001,
+		0xfffffe, 0xffffff,
+	};
+	unsigned int i, j;
+
+	/* Addition stays in 24 bits. */
+	KUNIT_EXPECT_EQ(test, sroce_psn_add(0xffffff, 1), 0);
+	KUNIT_EXPECT_EQ(test, sroce_psn_add(0, 0xffffff), 0xffffff);
+	KUNIT_EXPECT_EQ(test, sroce_psn_add(0x800000, 0x800000), 0);
+	KUNIT_EXPECT_EQ(test, sroce_psn_add(0x123456, 0x1000000), 0x123456);
+	KUNIT_EXPECT_EQ(test, sroce_psn_add(0x1000005, 1), 6);
+
+	/* Signed distance, across the wrap and at the half-window edges. */
+	KUNIT_EXPECT_EQ(test, sroce_psn_diff(5, 5), 0);
+	KUNIT_EXPECT_EQ(test, sroce_psn_diff(0, 0xffffff), 1);
+	KUNIT_EXPECT_EQ(test, sroce_psn_diff(0xffffff, 0), -1);
+	KUNIT_EXPECT_EQ(test, sroce_psn_diff(2, 0xfffffe), 4);
+	KUNIT_EXPECT_EQ(test, sroce_psn_diff(0xfffffe, 2), -4);
+	KUNIT_EXPECT_EQ(test, sroce_psn_diff(0x7fffff, 0), 0x7fffff);
+	KUNIT_EXPECT_EQ(test, sroce_psn_diff(0x800001, 0), -0x7fffff);
+	KUNIT_EXPECT_EQ(test, sroce_psn_diff(0, 0x7fffff), -0x7fffff);
+	KUNIT_EXPECT_EQ(test, sroce_psn_diff(0x1000000, 0xffffff), 1);
+	/* Exactly half the space apart: older, whichever way round. */
+	KUNIT_EXPECT_EQ(test, sroce_psn_diff(0x800000, 0), -0x800000);
+	KUNIT_EXPECT_EQ(test, sroce_psn_diff(0, 0x800000), -0x800000);
+	KUNIT_EXPECT_LT(test, sroce_psn_cmp(0x800000, 0), 0);
+	KUNIT_EXPECT_LT(test, sroce_psn_cmp(0, 0x800000), 0);
+	KUNIT_EXPECT_GT(test, sroce_psn_cmp(0xffffff, 0x800000), 0);
+	KUNIT_EXPECT_LT(test, sroce_psn_cmp(0xffffff, 0x7ffffe), 0);
+
+	/*
+	 * For every pair: the sign of cmp is the sign of diff, diff is in
+	 * range, and stepping diff from b lands on a.
+	 */
+	for (i = 0; i < ARRAY_SIZE(psns); i++) {
+		for (j = 0; j < ARRAY_SIZE(psns); j++) {
+			u32 a = psns[i], b = psns[j];
+			int c = sroce_psn_cmp(a, b), d = sroce_psn_diff(a, b);
+
+			KUNIT_EXPECT_EQ_MSG(test, c > 0, d > 0, "%#x %#x",
+					    a, b);
+			KUNIT_EXPECT_EQ_MSG(test, c < 0, d < 0, "%#x %#x",
+					    a, b);
+			KUNIT_EXPECT_GE(test, d, -0x800000);
+			KUNIT_EXPECT_LE(test, d, 0x7fffff);
+			KUNIT_EXPECT_EQ_MSG(test, sroce_psn_add(b, (u32)d), a,
+					    "%#x %#x", a, b);
+		}
+	}
+}
+
 static void wire_pad(struct kunit *test)
 {
 	KUNIT_EXPECT_EQ(test, sroce_pad_len(0), 0);
@@ -191,6 +245,7 @@ static struct kunit_case wire_cases[] = {
 	KUNIT_CASE(wire_opcode_table),
 	KUNIT_CASE(wire_ext_headers),
 	KUNIT_CASE(wire_psn),
+	KUNIT_CASE(wire_psn_wrap),
 	KUNIT_CASE(wire_pad),
 	{}
 };

@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit: the RC QP state machine sroce_modify_qp() applies. The transition
+ * table is ib_core's ib_modify_qp_is_ok() (sroce adds range checks on top);
+ * these cases pin down the decisions users of an RC QP see: the attributes
+ * each step of the bring-up needs, what each step may also carry, and which
+ * transitions exist at all.
+ */
+#include <kunit/test.h>
+
+#include "../sroce.h"
+#include "sroce_test.h"
+
+#define RESET	IB_QPS_RESET
+#define INIT	IB_QPS_INIT
+#define RTR	IB_QPS_RTR
+#define RTS	IB_QPS_RTS
+#define SQD	IB_QPS_SQD
+#define SQE	IB_QPS_SQE
+#define ERR	IB_QPS_ERR
+#define NSTATES	(IB_QPS_ERR + 1)
+
+/* What each step of the RC bring-up must carry. */
+#define REQ_RESET_INIT	(IB_QP_PKEY_INDEX | IB_QP_PORT | IB_QP_ACCESS_FLAGS)
+#define REQ_INIT_RTR	(IB_QP_AV | IB_QP_PATH_MTU | IB_QP_DEST_QPN | \
+			 IB_QP_RQ_PSN | IB_QP_MAX_DEST_RD_ATOMIC | \
+			 IB_QP_MIN_RNR_TIMER)
+#define REQ_RTR_RTS	(IB_QP_SQ_PSN | IB_QP_TIMEOUT | IB_QP_RETRY_CNT | \
+			 IB_QP_RNR_RETRY | IB_QP_MAX_QP_RD_ATOMIC)
+
+static const char *const state_name[NSTATES] = {
+	"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR",
+};
+
+static bool rc_ok(enum ib_qp_state cur, enum ib_qp_state next, u32 mask)
+{
+	return ib_modify_qp_is_ok(cur, next, IB_QPT_RC, mask);
+}
+
+/* Required attributes of a transition; 0 for one that needs none. */
+static u32 rc_required(enum ib_qp_state cur, enum ib_qp_state next)
+{
+	if (cur == RESET && next == INIT)
+		return REQ_RESET_INIT;
+	if (cur == INIT && next == RTR)
+		return REQ_INIT_RTR;
+	if (cur == RTR && next == RTS)
+		return REQ_RTR_RTS;
+	return 0;
+}
+
+static void qpfsm_bringup(struct kunit *test)
+{
+	KUNIT_EXPECT_TRUE(test, rc_ok(RESET, INIT,
+				      IB_QP_STATE | REQ_RESET_INIT));
+	KUNIT_EXPECT_TRUE(test, rc_ok(INIT, RTR, IB_QP_STATE | REQ_INIT_RTR));
+	KUNIT_EXPECT_TRUE(test, rc_ok(RTR, RTS, IB_QP_STATE | REQ_RTR_RTS));
+	/* With some of the optional attributes along. */
+	KUNIT_EXPECT_TRUE(test, rc_ok(INIT, RTR,
+				      IB_QP_STATE | REQ_INIT_RTR |
+				      IB_QP_ACCESS_FLAGS | IB_QP_PKEY_INDEX));
+	KUNIT_EXPECT_TRUE(test, rc_ok(RTR, RTS,
+				      IB_QP_STATE | REQ_RTR_RTS |
+				      IB_QP_MIN_RNR_TIMER |
+				      IB_QP_ACCESS_FLAGS));
+	/* Skipping a step. */
+	KUNIT_EXPECT_FALSE(test, rc_ok(RESET, RTR, IB_QP_STATE |
+				       REQ_RESET_INIT | REQ_INIT_RTR));
+	KUNIT_EXPECT_FALSE(test, rc_ok(RESET, RTS, IB_QP_STATE |
+				       REQ_RESET_INIT | REQ_INIT_RTR |
+				       REQ_RTR_RTS));
+	KUNIT_EXPECT_FALSE(test, rc_ok(INIT, RTS, IB_QP_STATE |
+				       REQ_INIT_RTR | REQ_RTR_RTS));
+}
+
+/* Each required attribute left out, one at a time. */
+static void qpfsm_required(struct kunit *test)
+{
+	static const struct {
+		enum ib_qp_state cur, next;
+		u32 req;
+	} steps[] = {
+		{ RESET, INIT, REQ_RESET_INIT },
+		{ INIT, RTR, REQ_INIT_RTR },
+		{ RTR, RTS, REQ_RTR_RTS },
+	};
+	unsigned int i, bit;
+
+	for (i = 0; i < ARRAY_SIZE(steps); i++) {
+		enum ib_qp_state cur = steps[i].cur, next = steps[i].next;
+
+		for (bit = 0; bit < 32; bit++) {
+			u32 b = BIT(bit);
+
+			if (!(steps[i].req & b))
+				continue;
+			KUNIT_EXPECT_FALSE_MSG(test,
+					       rc_ok(cur, next, IB_QP_STATE |
+						     (steps[i].req & ~b)),
+					       "%s->%s without %#x",
+					       state_name[cur],
+					       state_name[next], b);
+		}
+		/* And with nothing but the state. */
+		KUNIT_EXPECT_FALSE(test, rc_ok(cur, next, IB_QP_STATE));
+	}
+}
+
+/* What each transition may carry besides what it needs, and what not. */
+static void qpfsm_optional(struct kunit *test)
+{
+	const u32 s = IB_QP_STATE;
+
+	/* RESET->INIT: nothing else; Q_Key is for UD. */
+	KUNIT_EXPECT_FALSE(test, rc_ok(RESET, INIT,
+				       s | REQ_RESET_INIT | IB_QP_QKEY));
+	KUNIT_EXPECT_FALSE(test, rc_ok(RESET, INIT,
+				       s | REQ_RESET_INIT | IB_QP_AV));
+	KUNIT_EXPECT_FALSE(test, rc_ok(RESET, INIT,
+				       s | REQ_RESET_INIT | IB_QP_SQ_PSN));
+
+	/* INIT->INIT: re-set the RESET->INIT attributes, or nothing. */
+	KUNIT_EXPECT_TRUE(test, rc_ok(INIT, INIT, s));
+	KUNIT_EXPECT_TRUE(test, rc_ok(INIT, INIT, s | REQ_RESET_INIT));
+	KUNIT_EXPECT_FALSE(test, rc_ok(INIT, INIT, s | IB_QP_QKEY));
+	KUNIT_EXPECT_FALSE(test, rc_ok(INIT, INIT, s | IB_QP_RQ_PSN));
+
+	/* INIT->RTR: no send-side attributes, no port change. */
+	KUNIT_EXPECT_FALSE(test, rc_ok(INIT, RTR,
+				       s | REQ_INIT_RTR | IB_QP_SQ_PSN));
+	KUNIT_EXPECT_FALSE(test, rc_ok(INIT, RTR,
+				       s | REQ_INIT_RTR | IB_QP_TIMEOUT));
+	KUNIT_EXPECT_FALSE(test, rc_ok(INIT, RTR,
+				       s | REQ_INIT_RTR | IB_QP_PORT));
+	KUNIT_EXPECT_FALSE(test, rc_ok(INIT, RTR,
+				       s | REQ_INIT_RTR | IB_QP_QKEY));
+
+	/* RTR->RTS: of the receive side, only the RNR timer may change. */
+	KUNIT_EXPECT_TRUE(test, rc_ok(RTR, RTS,
+				      s | REQ_RTR_RTS | IB_QP_CUR_STATE |
+				      IB_QP_PATH_MIG_STATE));
+	KUNIT_EXPECT_FALSE(test, rc_ok(RTR, RTS,
+				       s | REQ_RTR_RTS | IB_QP_RQ_PSN));
+	KUNIT_EXPECT_FALSE(test, rc_ok(RTR, RTS,
+				       s | REQ_RTR_RTS | IB_QP_PATH_MTU));
+	KUNIT_EXPECT_FALSE(test, rc_ok(RTR, RTS,
+				       s | REQ_RTR_RTS | IB_QP_DEST_QPN));
+	KUNIT_EXPECT_FALSE(test, rc_ok(RTR, RTS,
+				       s | REQ_RTR_RTS |
+				       IB_QP_MAX_DEST_RD_ATOMIC));
+
+	/* RTS->RTS: access flags and the RNR timer, not the PSNs/timeouts. */
+	KUNIT_EXPECT_TRUE(test, rc_ok(RTS, RTS, s));
+	KUNIT_EXPECT_TRUE(test, rc_ok(RTS, RTS, s | IB_QP_ACCESS_FLAGS |
+				      IB_QP_MIN_RNR_TIMER | IB_QP_CUR_STATE));
+	KUNIT_EXPECT_FALSE(test, rc_ok(RTS, RTS, s | IB_QP_SQ_PSN));
+	KUNIT_EXPECT_FALSE(test, rc_ok(RTS, RTS, s | IB_QP_TIMEOUT));
+	KUNIT_EXPECT_FALSE(test, rc_ok(RTS, RTS, s | IB_QP_RETRY_CNT));
+
+	/* SQ drain and back; SQD->SQD may change the path and timers. */
+	KUNIT_EXPECT_TRUE(test, rc_ok(RTS, SQD, s));
+	KUNIT_EXPECT_TRUE(test, rc_ok(RTS, SQD,
+				      s | IB_QP_EN_SQD_ASYNC_NOTIFY));
+	KUNIT_EXPECT_FALSE(test, rc_ok(RTS, SQD, s | IB_QP_TIMEOUT));
+	KUNIT_EXPECT_TRUE(test, rc_ok(SQD, RTS, s));
+	KUNIT_EXPECT_TRUE(test, rc_ok(SQD, SQD, s | IB_QP_TIMEOUT |
+				      IB_QP_RETRY_CNT | IB_QP_AV));
+	KUNIT_EXPECT_FALSE(test, rc_ok(SQD, SQD, s | IB_QP_SQ_PSN));
+
+	/* IB_QP_CUR_STATE only from RTR, RTS, SQD and SQE. */
+	KUNIT_EXPECT_FALSE(test, rc_ok(INIT, INIT, s | IB_QP_CUR_STATE));
+	KUNIT_EXPECT_FALSE(test, rc_ok(RESET, INIT, s | REQ_RESET_INIT |
+				       IB_QP_CUR_STATE));
+	KUNIT_EXPECT_TRUE(test, rc_ok(SQD, RTS, s | IB_QP_CUR_STATE));
+}
+
+/*
+ * Which transitions exist for RC, from IBTA's QP state diagram as ib_core
+ * implements it. Note there is no RESET->ERR, and no RTR->RTR: a modify
+ * of an RTR QP that leaves the state alone is refused.
+ */
+static const bool rc_valid[NSTATES][NSTATES] = {
+	[RESET] = { [RESET] = true, [INIT] = true },
+	[INIT]	= { [RESET] = true, [INIT] = true, [RTR] = true,
+		    [ERR] = true },
+	[RTR]	= { [RESET] = true, [RTS] = true, [ERR] = true },
+	[RTS]	= { [RESET] = true, [RTS] = true, [SQD] = true, [ERR] = true },
+	[SQD]	= { [RESET] = true, [RTS] = true, [SQD] = true, [ERR] = true },
+	[SQE]	= { [RESET] = true, [RTS] = true, [ERR] = true },
+	[ERR]	= { [RESET] = true, [ERR] = true },
+};
+
+static void qpfsm_matrix(struct kunit *test)
+{
+	const u32 all = REQ_RESET_INIT | REQ_INIT_RTR | REQ_RTR_RTS;
+	unsigned int cur, next;
+
+	for (cur = 0; cur < NSTATES; cur++) {
+		for (next = 0; next < NSTATES; next++) {
+			const char *c = state_name[cur], *n = state_name[next];
+			u32 req = IB_QP_STATE | rc_required(cur, next);
+
+			if (rc_valid[cur][next]) {
+				KUNIT_EXPECT_TRUE_MSG(test, rc_ok(cur, next, req),
+						      "%s->%s", c, n);
+				continue;
+			}
+			/* Refused whatever comes with it. */
+			KUNIT_EXPECT_FALSE_MSG(test,
+					       rc_ok(cur, next, IB_QP_STATE),
+					       "%s->%s", c, n);
+			KUNIT_EXPECT_FALSE_MSG(test,
+					       rc_ok(cur, next,
+						     IB_QP_STATE | all),
+					       "%s->%s", c, n);
+		}
+	}
+}
+
+/* Tearing down: to ERR or RESET from anywhere a QP can be. */
+static void qpfsm_err_reset(struct kunit *test)
+{
+	unsigned int cur;
+
+	for (cur = 0; cur < NSTATES; cur++) {
+		const char *c = state_name[cur];
+
+		KUNIT_EXPECT_TRUE_MSG(test, rc_ok(cur, RESET, IB_QP_STATE),
+				      "%s->RESET", c);
+		/* Nothing may ride along. */
+		KUNIT_EXPECT_FALSE_MSG(test,
+				       rc_ok(cur, RESET,
+					     IB_QP_STATE | IB_QP_TIMEOUT),
+				       "%s->RESET with TIMEOUT", c);
+		KUNIT_EXPECT_FALSE_MSG(test,
+				       rc_ok(cur, ERR,
+					     IB_QP_STATE | IB_QP_ACCESS_FLAGS),
+				       "%s->ERR with ACCESS_FLAGS", c);
+		if (cur == RESET)
+			continue;
+		KUNIT_EXPECT_TRUE_MSG(test, rc_ok(cur, ERR, IB_QP_STATE),
+				      "%s->ERR", c);
+	}
+	/* ib_core has no RESET->ERR (a RESET QP has nothing to flush). */
+	KUNIT_EXPECT_FALSE(test, rc_ok(RESET, ERR, IB_QP_STATE));
+	/* Out of ERR only through RESET. */
+	KUNIT_EXPECT_FALSE(test, rc_ok(ERR, INIT,
+				       IB_QP_STATE | REQ_RESET_INIT));
+	KUNIT_EXPECT_FALSE(test, rc_ok(ERR, RTS, IB_QP_STATE | REQ_RTR_RTS));
+}
+
+static struct kunit_case qpfsm_cases[] = {
+	KUNIT_CASE(qpfsm_bringup),
+	KUNIT_CASE(qpfsm_required),
+	KUNIT_CASE(qpfsm_optional),
+	KUNIT_CASE(qpfsm_matrix),
+	KUNIT_CASE(qpfsm_err_reset),
+	{}
+};
+
+/*
+ * "sroce_qpfsm", not "sroce_qp_fsm": scripts/check.sh tells suite lines
+ * from case lines by the pattern sroce_[a-z]*.
+ */
+struct kunit_suite sroce_qpfsm_suite = {
+	.name = "sroce_qpfsm",
+	.test_cases = qpfsm_cases,
+};

@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit: the responder's pure decisions: where a request PSN stands against
+ * the expected one, and which request opcodes may follow the multi-packet
+ * message in progress.
+ */
+#include <kunit/test.h>
+
+#include "../sroce.h"
+#include <sroce/wire.h>
+#include "sroce_test.h"
+
+/* qp->in_msg, as resp.c numbers it: nothing, a SEND or a WRITE. */
+#define MSG_NONE	0
+#define MSG_SEND	1
+#define MSG_WRITE	2
+#define MSG_NEVER	0xff	/* the opcode is never accepted */
+
+static void resp_classify(struct kunit *test)
+{
+	static const u32 epsns[] = {
+		0, 1, 5, 0x7fffff, 0x800000, 0x800001, 0xfffffe, 0xffffff,
+	};
+	/* A request this far after the expected PSN (mod 2^24) is... */
+	static const struct {
+		u32 delta;
+		enum sroce_psn_class cls;
+	} steps[] = {
+		{ 0, SROCE_PSN_EXPECTED },
+		{ 1, SROCE_PSN_AHEAD },
+		{ 0xffffff, SROCE_PSN_DUPLICATE },	/* -1 */
+		/* The far edges of the window either way. */
+		{ 0x7fffff, SROCE_PSN_AHEAD },
+		{ 0x800001, SROCE_PSN_DUPLICATE },	/* -0x7fffff */
+		/* Half the space away counts as old. */
+		{ 0x800000, SROCE_PSN_DUPLICATE },
+	};
+	unsigned int i, j;
+
+	for (i = 0; i < ARRAY_SIZE(epsns); i++) {
+		for (j = 0; j < ARRAY_SIZE(steps); j++) {
+			u32 e = epsns[i];
+			u32 psn = sroce_psn_add(e, steps[j].delta);
+
+			KUNIT_EXPECT_EQ_MSG(test, sroce_resp_classify(e, psn),
+					    steps[j].cls, "epsn %#x psn %#x",
+					    e, psn);
+		}
+	}
+
+	/* Across the 24-bit wrap. */
+	KUNIT_EXPECT_EQ(test, sroce_resp_classify(0xffffff, 0),
+			SROCE_PSN_AHEAD);
+	KUNIT_EXPECT_EQ(test, sroce_resp_classify(0xfffffe, 3),
+			SROCE_PSN_AHEAD);
+	KUNIT_EXPECT_EQ(test, sroce_resp_classify(0, 0xffffff),
+			SROCE_PSN_DUPLICATE);
+	KUNIT_EXPECT_EQ(test, sroce_resp_classify(2, 0xfffff0),
+			SROCE_PSN_DUPLICATE);
+	KUNIT_EXPECT_EQ(test, sroce_resp_classify(0, 0), SROCE_PSN_EXPECTED);
+	/* Away from the wrap. */
+	KUNIT_EXPECT_EQ(test, sroce_resp_classify(100, 99),
+			SROCE_PSN_DUPLICATE);
+	KUNIT_EXPECT_EQ(test, sroce_resp_classify(100, 0), SROCE_PSN_DUPLICATE);
+	KUNIT_EXPECT_EQ(test, sroce_resp_classify(100, 101), SROCE_PSN_AHEAD);
+	KUNIT_EXPECT_EQ(test, sroce_resp_classify(100, 0x800063),
+			SROCE_PSN_AHEAD);
+	KUNIT_EXPECT_EQ(test, sroce_resp_classify(100, 0x800064),
+			SROCE_PSN_DUPLICATE);
+}
+
+/*
+ * For each operation (the low five opcode bits): the one in-progress state
+ * it is accepted in, and the state after it. Everything else is refused:
+ * responses and ACKs, atomics, SEND with invalidate, FLUSH and ATOMIC WRITE
+ * (not executed by this responder), and the reserved codes.
+ */
+static const struct {
+	u8 from, to;
+} resp_seq[32] = {
+	[0x00] = { MSG_NONE, MSG_SEND },	/* SEND_FIRST */
+	[0x01] = { MSG_SEND, MSG_SEND },	/* SEND_MIDDLE */
+	[0x02] = { MSG_SEND, MSG_NONE },	/* SEND_LAST */
+	[0x03] = { MSG_SEND, MSG_NONE },	/* SEND_LAST_IMM */
+	[0x04] = { MSG_NONE, MSG_NONE },	/* SEND_ONLY */
+	[0x05] = { MSG_NONE, MSG_NONE },	/* SEND_ONLY_IMM */
+	[0x06] = { MSG_NONE, MSG_WRITE },	/* WRITE_FIRST */
+	[0x07] = { MSG_WRITE, MSG_WRITE },	/* WRITE_MIDDLE */
+	[0x08] = { MSG_WRITE, MSG_NONE },	/* WRITE_LAST */
+	[0x09] = { MSG_WRITE, MSG_NONE },	/* WRITE_LAST_IMM */
+	[0x0a] = { MSG_NONE, MSG_NONE },	/* WRITE_ONLY */
+	[0x0b] = { MSG_NONE, MSG_NONE },	/* WRITE_ONLY_IMM */
+	[0x0c] = { MSG_NONE, MSG_NONE },	/* READ_REQ */
+	[0x0d ... 0x1f] = { MSG_NEVER, MSG_NEVER },
+};
+
+static void resp_opseq_table(struct kunit *test)
+{
+	unsigned int op;
+	u8 st;
+
+	for (op = 0; op < 32; op++) {
+		for (st = MSG_NONE; st <= MSG_WRITE; st++) {
+			u8 next = 0x55;
+			int ret = sroce_resp_opseq(st, op, &next);
+
+			if (st == resp_seq[op].from) {
+				KUNIT_EXPECT_EQ_MSG(test, ret, 0,
+						    "op %#x in %u", op, st);
+				KUNIT_EXPECT_EQ_MSG(test, next, resp_seq[op].to,
+						    "op %#x in %u", op, st);
+			} else {
+				KUNIT_EXPECT_EQ_MSG(test, ret, -EINVAL,
+						    "op %#x in %u", op, st);
+			}
+		}
+	}
+}
+
+/* Feed a stream of opcodes; return the index of the first refused, or n. */
+static unsigned int resp_feed(const u8 *ops, unsigned int n, u8 *st)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		u8 next;
+
+		if (sroce_resp_opseq(*st, ops[i], &next))
+			return i;
+		*st = next;
+	}
+	return i;
+}
+
+static void resp_opseq_streams(struct kunit *test)
+{
+	static const u8 good[] = {
+		0x06, 0x07, 0x07, 0x07, 0x08,	/* WRITE F M M M L */
+		0x04,				/* SEND_ONLY */
+		0x00, 0x02,			/* SEND F L */
+		0x06, 0x09,			/* WRITE F L_IMM */
+		0x0c,				/* READ */
+		0x00, 0x01, 0x03,		/* SEND F M L_IMM */
+		0x0a, 0x0b, 0x05,		/* the ONLYs */
+	};
+	static const struct {
+		u8 ops[3];
+		unsigned int n, bad;
+	} bad[] = {
+		{ { 0x01 }, 1, 0 },		/* SEND_MIDDLE alone */
+		{ { 0x02 }, 1, 0 },		/* SEND_LAST alone */
+		{ { 0x07 }, 1, 0 },		/* WRITE_MIDDLE alone */
+		{ { 0x09 }, 1, 0 },		/* WRITE_LAST_IMM alone */
+		{ { 0x00, 0x00 }, 2, 1 },	/* SEND_FIRST twice */
+		{ { 0x00, 0x06 }, 2, 1 },	/* WRITE_FIRST inside a SEND */
+		{ { 0x06, 0x00 }, 2, 1 },	/* SEND_FIRST inside a WRITE */
+		{ { 0x00, 0x04 }, 2, 1 },	/* SEND_ONLY inside a SEND */
+		{ { 0x06, 0x0a }, 2, 1 },	/* WRITE_ONLY inside a WRITE */
+		{ { 0x00, 0x0c }, 2, 1 },	/* READ inside a SEND */
+		{ { 0x06, 0x0c }, 2, 1 },	/* READ inside a WRITE */
+		{ { 0x00, 0x07 }, 2, 1 },	/* WRITE_MIDDLE in a SEND */
+		{ { 0x06, 0x01 }, 2, 1 },	/* SEND_MIDDLE in a WRITE */
+		{ { 0x06, 0x02 }, 2, 1 },	/* SEND_LAST ends a WRITE */
+		{ { 0x00, 0x08 }, 2, 1 },	/* WRITE_LAST ends a SEND */
+		{ { 0x00, 0x02, 0x02 }, 3, 2 },	/* LAST after the message */
+		{ { 0x00, 0x01, 0x16 }, 3, 2 },	/* SEND_LAST_INV */
+		{ { 0x13 }, 1, 0 },		/* CMP_SWAP */
+		{ { 0x14 }, 1, 0 },		/* FETCH_ADD */
+		{ { 0x11 }, 1, 0 },		/* ACK */
+		{ { 0x10 }, 1, 0 },		/* READ_RESP_ONLY */
+	};
+	unsigned int i;
+	u8 st = MSG_NONE;
+
+	KUNIT_EXPECT_EQ(test, resp_feed(good, ARRAY_SIZE(good), &st),
+			ARRAY_SIZE(good));
+	KUNIT_EXPECT_EQ(test, st, MSG_NONE);
+
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		st = MSG_NONE;
+		KUNIT_EXPECT_EQ_MSG(test, resp_feed(bad[i].ops, bad[i].n, &st),
+				    bad[i].bad, "stream %u", i);
+	}
+}
+
+/*
+ * The receive path admits only RC opcodes to the responder, so the
+ * sequence check looks at the operation bits alone: any transport bits
+ * give the same answer as RC's.
+ */
+static void resp_opseq_transport(struct kunit *test)
+{
+	unsigned int tr, op;
+	u8 st;
+
+	for (tr = 0x20; tr < 0x100; tr += 0x20) {
+		for (op = 0; op < 32; op++) {
+			for (st = MSG_NONE; st <= MSG_WRITE; st++) {
+				u8 n_rc = 0x55, n_tr = 0x55;
+				int rc = sroce_resp_opseq(st, op, &n_rc);
+				int r = sroce_resp_opseq(st, tr | op, &n_tr);
+
+				KUNIT_EXPECT_EQ_MSG(test, r, rc, "op %#x in %u",
+						    tr | op, st);
+				if (!rc)
+					KUNIT_EXPECT_EQ_MSG(test, n_tr, n_rc,
+							    "op %#x in %u",
+							    tr | op, st);
+			}
+		}
+	}
+	/* For instance UC and UD SEND_ONLY, and UC WRITE_FIRST. */
+	st = 0x55;
+	KUNIT_EXPECT_EQ(test, sroce_resp_opseq(MSG_NONE, 0x24, &st), 0);
+	KUNIT_EXPECT_EQ(test, st, MSG_NONE);
+	KUNIT_EXPECT_EQ(test, sroce_resp_opseq(MSG_NONE, 0x64, &st), 0);
+	KUNIT_EXPECT_EQ(test, sroce_resp_opseq(MSG_NONE, 0x26, &st), 0);
+	KUNIT_EXPECT_EQ(test, st, MSG_WRITE);
+	/* UD SEND_ONLY_IMM while a SEND is in progress is still refused. */
+	KUNIT_EXPECT_EQ(test, sroce_resp_opseq(MSG_SEND, 0x65, &st), -EINVAL);
+}
+
+static struct kunit_case resp_cases[] = {
+	KUNIT_CASE(resp_classify),
+	KUNIT_CASE(resp_opseq_table),
+	KUNIT_CASE(resp_opseq_streams),
+	KUNIT_CASE(resp_opseq_transport),
+	{}
+};
+
+struct kunit_suite sroce_resp_suite = {
+	.name = "sroce_resp",
+	.test_cases = resp_cases,
+};
