@@ -15,9 +15,9 @@
 #include "sroce.h"
 
 /* Unacknowledged PSNs in flight per QP. */
-#define SROCE_WINDOW		256
+#define SROCE_WINDOW		64
 /* Ask for an ACK this often inside a long message. */
-#define SROCE_ACK_EVERY		32
+#define SROCE_ACK_EVERY		16
 
 /**
  * sroce_req_opcode() - the BTH opcode of one packet of a message

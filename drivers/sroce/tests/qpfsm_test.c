@@ -201,7 +201,8 @@ static void qpfsm_matrix(struct kunit *test)
 			u32 req = IB_QP_STATE | rc_required(cur, next);
 
 			if (rc_valid[cur][next]) {
-				KUNIT_EXPECT_TRUE_MSG(test, rc_ok(cur, next, req),
+				KUNIT_EXPECT_TRUE_MSG(test,
+						      rc_ok(cur, next, req),
 						      "%s->%s", c, n);
 				continue;
 			}
