@@ -213,9 +213,14 @@ static int sroce_comp_aeth(struct sroce_qp *qp, struct sroce_pkt *pkt,
 {
 	u8 syn = sroce_aeth_syn(&pkt->aeth);
 	u32 psn = pkt->psn;
+	enum sroce_ack_action act;
 	int err;
 
-	switch (sroce_comp_classify(syn, st)) {
+	act = sroce_comp_classify(syn, st);
+	/* A NAK for a PSN already answered is stale (reordered): drop it. */
+	if (act != SROCE_ACK_OK && sroce_psn_cmp(psn, qp->una_psn) < 0)
+		return 0;
+	switch (act) {
 	case SROCE_ACK_OK:
 		return sroce_comp_ack(qp, psn, true);
 	case SROCE_ACK_RNR:

@@ -469,9 +469,25 @@ enum hrtimer_restart sroce_req_timer(struct hrtimer *t)
 		qp->req_err = fail;
 	spin_unlock(&qp->sq_lock);
 
-	if (fail != IB_WC_SUCCESS)
+	if (fail != IB_WC_SUCCESS) {
 		sroce_comp_rcv(qp, NULL);
-	else
-		sroce_qp_run(qp);
+		return HRTIMER_NORESTART;
+	}
+	sroce_qp_run(qp);
+
+	/*
+	 * What was just sent again is unacknowledged too. The transmit path
+	 * does not arm a timer whose callback is running, so re-arm here
+	 * (the hrtimer core skips this if someone already did).
+	 */
+	spin_lock(&qp->sq_lock);
+	if (!hrtimer_is_queued(t) && qp->una_psn != qp->req_psn &&
+	    qp->timer_ns && !qp->dying &&
+	    !qp->rnr_wait && qp->state == IB_QPS_RTS) {
+		hrtimer_forward_now(t, ns_to_ktime(qp->timer_ns));
+		spin_unlock(&qp->sq_lock);
+		return HRTIMER_RESTART;
+	}
+	spin_unlock(&qp->sq_lock);
 	return HRTIMER_NORESTART;
 }

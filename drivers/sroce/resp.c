@@ -137,7 +137,6 @@ static int sroce_resp_get_rwqe(struct sroce_qp *qp)
 	u = sroce_queue_slot(&qp->rq, qp->rq.cons);
 	qp->rwqe.wr_id = READ_ONCE(u->wr_id);
 	qp->have_rwqe = true;
-	qp->rcv_off = 0;
 	num = READ_ONCE(u->dma.num_sge);
 	if (num > qp->cap.max_recv_sge)
 		return -EINVAL;
@@ -189,6 +188,12 @@ static int sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	bool last = op != SROCE_OP_SEND_FIRST && op != SROCE_OP_SEND_MIDDLE;
 	int err;
 
+	/* rcv_off also tracks a WRITE; a new SEND starts from zero. */
+	if (op != SROCE_OP_SEND_MIDDLE && !last)
+		qp->rcv_off = 0;
+	else if (op != SROCE_OP_SEND_MIDDLE && op != SROCE_OP_SEND_LAST &&
+		 op != SROCE_OP_SEND_LAST_IMM)
+		qp->rcv_off = 0;
 	if (!qp->have_rwqe) {
 		err = sroce_resp_get_rwqe(qp);
 		if (err == -EAGAIN)
@@ -424,14 +429,31 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		};
 		u32 i;
 
-		for (i = qp->job_head; i != qp->job_tail; i++)
-			if (qp->jobs[i % SROCE_RJOBS].type == SROCE_RJOB_READ &&
-			    qp->jobs[i % SROCE_RJOBS].psn == j.psn)
-				return;	/* being answered already */
 		if (j.len > (1U << 31) ||
 		    sroce_resp_rkey_ok(qp, j.rkey, j.va, j.len,
 				       IB_ACCESS_REMOTE_READ))
 			return;
+		/*
+		 * Go-back-N: the requester sends everything from here again,
+		 * so what is queued from this PSN on is answered afresh.
+		 */
+		for (i = qp->job_head; i != qp->job_tail; i++) {
+			struct sroce_rjob *q = &qp->jobs[i % SROCE_RJOBS];
+			u32 end = q->psn;
+
+			if (q->type == SROCE_RJOB_READ)
+				end = sroce_psn_add(q->psn,
+						    sroce_req_npkts(0, q->len,
+								    qp->pmtu) - 1);
+			if (sroce_psn_cmp(end, j.psn) >= 0)
+				break;
+		}
+		while (qp->job_tail != i) {
+			qp->job_tail--;
+			if (qp->jobs[qp->job_tail % SROCE_RJOBS].type ==
+			    SROCE_RJOB_READ)
+				qp->rd_pending--;
+		}
 		if (sroce_resp_push(qp, &j))
 			qp->rd_pending++;
 		return;

@@ -1,0 +1,76 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Two VMs move BYTES through tools/sroce-integrity (random sizes 1 B..4 MiB,
+# send/write/write-with-imm/read, every byte verified on both sides).
+# Usage: integrity.sh DRV0 DRV1 BYTES [netem]
+#   DRVn: sroce or rxe for guest n (guest 1 serves, guest 0 drives).
+#   netem: guest 0's NIC loses 2%, reorders and duplicates packets; the run
+#   must still be clean, and the sroce side must have retransmitted.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+drvs=("${1:?DRV0}" "${2:?DRV1}")
+bytes=${3:?BYTES}
+mode=${4:-clean}
+me=$SROCE_VM_INDEX
+peer=$((1 - me))
+drv=${drvs[me]}
+sync_dir=$SROCE_SHARED/sync
+tool=$SROCE_TREE/tools/sroce-integrity
+log=$SROCE_OUT/integrity-$mode.log
+
+barrier() {
+	mkdir -p "$sync_dir"
+	touch "$sync_dir/$1.$me"
+	wait_for 300 test -e "$sync_dir/$1.$peer"
+}
+
+counter() {
+	rdma statistic show link "$dev/1" | tr ' ' '\n' |
+		awk -v k="$1" 'prev == k { print; exit } { prev = $0 }'
+}
+
+has_gid() { grep -qxF "$1" /sys/class/infiniband/"$dev"/ports/1/gids/* 2>/dev/null; }
+
+if [ "$drv" = sroce ]; then
+	dev=sroce0
+	t "install sroce" install_sroce
+	t "rdma link add sroce0" rdma link add sroce0 type sroce netdev eth0
+else
+	dev=rxe0
+	t "modprobe rdma_rxe" modprobe rdma_rxe
+	t "modprobe ib_uverbs" modprobe ib_uverbs
+	t "rdma link add rxe0" rdma link add rxe0 type rxe netdev eth0
+fi
+t "modprobe rdma_ucm" modprobe rdma_ucm
+t "IPv4 RoCE GID present" wait_for 30 has_gid \
+	"$(printf '0000:0000:0000:0000:0000:ffff:c612:%04x' $((me + 1)))"
+t "peer reachable over IPv4" wait_for 60 ping -c1 -W1 "198.18.0.$((peer + 1))"
+if [ "$mode" = netem ] && [ "$me" = 0 ]; then
+	t "netem: 2% loss, reordering, 1% duplication on eth0" \
+		tc qdisc add dev eth0 root netem delay 1ms reorder 90% 50% \
+		loss 2% duplicate 1%
+fi
+t "both guests ready" barrier ready
+
+if [ "$me" = 1 ]; then
+	touch "$sync_dir/listen"
+	t "integrity server ($drv, $bytes, $mode): clean" \
+		timeout 1500 "$tool" -s -p 18777 --listen-timeout 300 \
+		--timeout 120
+else
+	wait_for 60 test -e "$sync_dir/listen"
+	sleep 2
+	t "integrity client ($drv, $bytes, $mode): zero mismatches, no error" \
+		bash -c "timeout 1500 '$tool' -c 198.18.0.2 -p 18777 --bytes $bytes --seed 11 --timeout 120 > '$log' 2>&1"
+	grep -E '^integrity' "$log" | sed 's/^/# /'
+fi
+if [ "$drv" = sroce ]; then
+	echo "# counters: $(rdma statistic show link sroce0/1)"
+	[ "$mode" = netem ] && [ "$me" = 0 ] &&
+		t "retransmit counter is non-zero" test "$(counter retransmits)" -gt 0
+fi
+t "both done" barrier done
+[ "$mode" = netem ] && [ "$me" = 0 ] && tc qdisc del dev eth0 root
+t "rdma link delete $dev" rdma link delete "$dev"
+finish
