@@ -7,7 +7,7 @@ KVER ?= $(shell ls -d /lib/modules/*/build 2>/dev/null | sort -V | tail -n1 | cu
 KDIR ?= /lib/modules/$(KVER)/build
 PWD := $(shell pwd)
 
-.PHONY: all modules clean lint sparse check demo deps debug-kernel kunit
+.PHONY: all modules clean lint sparse check demo deps debug-kernel kunit bench
 
 all: modules
 
@@ -36,6 +36,11 @@ debug-kernel:
 # The README's test command: everything, ending in "N passed, N failed".
 check:
 	scripts/check.sh
+
+# perftest with sroce and with rdma_rxe in the same VM setups, alternating,
+# and the sroce/rxe ratio of each figure.
+bench:
+	scripts/bench.sh
 
 # Build, boot two VMs, show the device and its traffic.
 demo:

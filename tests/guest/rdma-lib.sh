@@ -1,0 +1,242 @@
+# SPDX-License-Identifier: GPL-2.0
+# Helpers for guest-side RDMA traffic tests between the guests of one
+# vm-run.sh (or one guest talking to itself). Source after lib.sh.
+#
+#   setup_rdma DRIVER     create the device (sroce or rxe), set DEV
+#   gid_index DEV v4|v6   GID index of this guest's RoCE v2 GID
+#   barrier NAME [SECS]   wait (bounded) until both guests reach it
+#   pair NAME SERVER_VM SECS SERVER_CMD... -- CLIENT_CMD...
+#                         run one server/client pair across the guests
+
+RDMA_ME=${SROCE_VM_INDEX:?}
+RDMA_PEER=$((1 - RDMA_ME))
+MY_V4=198.18.0.$((RDMA_ME + 1))
+MY_V6=2001:2::$((RDMA_ME + 1))
+PEER_V4=198.18.0.$((RDMA_PEER + 1))
+PEER_V6=2001:2::$((RDMA_PEER + 1))
+RDMA_SYNC=$SROCE_SHARED/sync
+RDMA_SEQ=0		# barriers and pairs, numbered in the order both guests run them
+RDMA_LOGS=$SROCE_OUT/logs	# full output of every pair, kept on the host
+DEV=
+
+# setup_rdma DRIVER: create the RDMA device of DRIVER (sroce or rxe) on eth0
+# and wait for its port to be active. DEV is set even when this fails.
+setup_rdma() {
+	case $1 in
+	sroce)
+		DEV=sroce0
+		install_sroce || return 1
+		rdma link add sroce0 type sroce netdev eth0 || return 1
+		;;
+	rxe)
+		DEV=rxe0
+		modprobe rdma_rxe || return 1
+		rdma link add rxe0 type rxe netdev eth0 || return 1
+		;;
+	*)
+		echo "setup_rdma: unknown driver '$1' (sroce or rxe)" >&2
+		return 2
+		;;
+	esac
+	wait_for 20 bash -c "[ \"\$(cat /sys/class/infiniband/$DEV/ports/1/state)\" = '4: ACTIVE' ]"
+}
+
+# The 16-byte GID that an address maps to, as sysfs prints it.
+gid_of() {
+	"${PY:-python3}" -c 'import ipaddress, sys
+a = ipaddress.ip_address(sys.argv[1])
+if a.version == 4:
+    a = ipaddress.IPv6Address("::ffff:" + str(a))
+print(a.exploded)' "$1"
+}
+
+# One look at the table, in index order without forking (it has 1024
+# entries under TCG-slow sysfs); prints the index or fails.
+gid_lookup() {
+	local dir=/sys/class/infiniband/$1/ports/1 want=$2 i n g ty
+	n=$(find "$dir/gids" -mindepth 1 -maxdepth 1 | wc -l)
+	for ((i = 0; i < n; i++)); do
+		read -r g <"$dir/gids/$i" 2>/dev/null || continue
+		[ "$g" = "$want" ] || continue
+		read -r ty <"$dir/gid_attrs/types/$i" 2>/dev/null || continue
+		[ "$ty" = "RoCE v2" ] || continue
+		echo "$i"
+		return 0
+	done
+	return 1
+}
+
+# gid_index DEV v4|v6: the index of the RoCE v2 GID of this guest's IPv4
+# address (IPv4-mapped) or global IPv6 address; waits up to 20 s for it.
+gid_index() {
+	local dev=$1 want end
+	case $2 in
+	v4) want=$(gid_of "$MY_V4") ;;
+	v6) want=$(gid_of "$MY_V6") ;;
+	*) echo "gid_index: v4 or v6, not '$2'" >&2; return 2 ;;
+	esac
+	end=$((SECONDS + 20))
+	while [ "$SECONDS" -lt "$end" ]; do
+		gid_lookup "$dev" "$want" && return 0
+		sleep 0.2
+	done
+	echo "gid_index: no RoCE v2 GID $want on $dev" >&2
+	return 1
+}
+
+# barrier NAME [SECS]: mark this guest as having reached NAME and wait, at
+# most SECS (default 120), for the other guest to reach it too. Every call
+# gets the next sequence number, so a name may be reused.
+barrier() {
+	local name
+	RDMA_SEQ=$((RDMA_SEQ + 1))
+	name=$RDMA_SEQ.$1
+	mkdir -p "$RDMA_SYNC"
+	touch "$RDMA_SYNC/$name.$RDMA_ME"
+	wait_for "${2:-120}" test -e "$RDMA_SYNC/$name.$RDMA_PEER"
+}
+
+# The first line of a file (empty when missing).
+first_line() { head -n1 "$1" 2>/dev/null; }
+
+# pair NAME SERVER_VM SECS SERVER_CMD... -- CLIENT_CMD...
+# Both guests call this with the same arguments in the same order. The
+# guest SERVER_VM starts SERVER_CMD in the background, waits until it listens
+# (see pair_listening) and says so through a shared file; the other guest
+# waits for that and runs CLIENT_CMD. Each command runs under `timeout SECS`;
+# a server still running a few seconds after its client ended is killed.
+# Each side reports one TAP line, "NAME (server)" or "NAME (client)", and
+# keeps its output in $RDMA_LOGS. The word @PORT@ in either command becomes
+# a TCP/rdma_cm port of its own for this pair.
+# A server that had to be killed fails, unless PAIR_LINGER_OK names a
+# command that, given the server's log, accepts it (after a client that
+# passed); PAIR_LINGER_WHY then says why, in the TAP output.
+pair() {
+	local name=$1 server_vm=$2 secs=$3 id port log rc s
+	local -a scmd=() ccmd=()
+	shift 3
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do scmd+=("$1"); shift; done
+	[ $# -gt 0 ] && shift
+	ccmd=("$@")
+	RDMA_SEQ=$((RDMA_SEQ + 1))
+	id=$RDMA_SEQ
+	port=$((20000 + id))
+	scmd=("${scmd[@]//@PORT@/$port}")
+	ccmd=("${ccmd[@]//@PORT@/$port}")
+	mkdir -p "$RDMA_SYNC" "$RDMA_LOGS"
+	log=$RDMA_LOGS/$(printf '%03d' "$id")-$(echo "$name" | tr -c 'a-zA-Z0-9.=\n-' '_')
+	s=$(date +%s)
+	if [ "$server_vm" = "$RDMA_ME" ]; then
+		log+=.server.log
+		echo "# $name: server: ${scmd[*]}" >"$log"
+		timeout -k 3 "$((secs + 90))" "${scmd[@]}" >>"$log" 2>&1 &
+		local pid=$!
+		if pair_wait_listening "$port" "$pid"; then
+			touch "$RDMA_SYNC/$id.listening"
+		else
+			echo "# server exited, or not listening on port $port after 30 s" >>"$log"
+			touch "$RDMA_SYNC/$id.failed"
+		fi
+		# Until the client is done (bounded by its own timeout plus its
+		# wait for us), then a few seconds' grace.
+		local deadline=$((s + secs + 180)) grace='' lingered=0
+		while kill -0 "$pid" 2>/dev/null; do
+			if [ -z "$grace" ] && [ -e "$RDMA_SYNC/$id.done" ]; then
+				grace=$(($(date +%s) + 5))
+			fi
+			if [ -n "$grace" ] && [ "$(date +%s)" -ge "$grace" ] ||
+				[ "$(date +%s)" -ge "$deadline" ]; then
+				echo "# the server is still running after the client ended; its threads:" >>"$log"
+				pair_stacks "$pid" >>"$log" 2>&1
+				kill "$pid" 2>/dev/null
+				lingered=1
+				break
+			fi
+			sleep 0.2
+		done
+		wait "$pid"
+		rc=$?
+		if [ "$lingered" = 1 ] && [ -n "${PAIR_LINGER_OK:-}" ] &&
+			[ "$(first_line "$RDMA_SYNC/$id.done")" = 0 ] &&
+			$PAIR_LINGER_OK "$log"; then
+			echo "# tolerated: $PAIR_LINGER_WHY" >>"$log"
+			echo "# $name (server): did not exit by itself; tolerated: $PAIR_LINGER_WHY"
+			rc=0
+		fi
+		# Both guests go on in step: wait for the client's verdict too.
+		local left=$((deadline - $(date +%s)))
+		[ "$left" -gt 0 ] || left=1
+		wait_for "$left" test -e "$RDMA_SYNC/$id.done" ||
+			echo "# the client never finished" >>"$log"
+		pair_report "$name (server)" "$rc" "$log" "$s"
+	else
+		log+=.client.log
+		echo "# $name: client: ${ccmd[*]}" >"$log"
+		if ! wait_for $((secs + 60)) pair_ready "$id"; then
+			echo "# server never said it was listening" >>"$log"
+			rc=125
+		elif [ -e "$RDMA_SYNC/$id.failed" ]; then
+			echo "# server failed to start" >>"$log"
+			rc=125
+		else
+			timeout -k 3 "$secs" "${ccmd[@]}" >>"$log" 2>&1
+			rc=$?
+		fi
+		echo "$rc" >"$RDMA_SYNC/$id.done"
+		pair_report "$name (client)" "$rc" "$log" "$s"
+	fi
+	[ "$rc" = 0 ]
+}
+
+# pair_stacks PID: where each process below PID (timeout(1)) and each of
+# its threads wait, for a server that did not exit.
+pair_stacks() {
+	local c t
+	for c in $(pgrep -P "$1"); do
+		echo "#   pid $c: $(tr '\0' ' ' <"/proc/$c/cmdline")"
+		for t in /proc/"$c"/task/*; do
+			echo "#   thread ${t##*/} in $(cat "$t/wchan"):"
+			sed 's/^/#     /' "$t/stack"
+		done
+		pair_stacks "$c"
+	done
+}
+
+# pair_wait_listening PORT PID: up to 30 s, as long as PID lives.
+pair_wait_listening() {
+	local end=$((SECONDS + 30))
+	while [ "$SECONDS" -lt "$end" ] && kill -0 "$2" 2>/dev/null; do
+		pair_listening "$1" "$2" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# The exit code of the client of the last pair (on either guest; empty if
+# it never finished).
+pair_client_rc() { first_line "$RDMA_SYNC/$RDMA_SEQ.done"; }
+
+pair_ready() { [ -e "$RDMA_SYNC/$1.listening" ] || [ -e "$RDMA_SYNC/$1.failed" ]; }
+
+# pair_listening PORT PID: the server PID is alive and listens on PORT,
+# either on TCP (perftest and ibv_*_pingpong exchange their QP numbers over
+# TCP) or through rdma_cm (perftest -R, rping).
+pair_listening() {
+	kill -0 "$2" 2>/dev/null || return 1
+	[ -n "$(ss -Hltn "sport = :$1")" ] && return 0
+	rdma resource show cm_id 2>/dev/null | grep -q "state LISTEN.*src-addr .*:$1 "
+}
+
+pair_report() {
+	local name=$1 rc=$2 log=$3 s=$4 took
+	took=$(($(date +%s) - s))
+	echo "# $name: exit $rc after ${took}s" >>"$log"
+	if [ "$rc" = 0 ]; then
+		ok "$name"
+	else
+		not_ok "$name"
+		[ "$rc" != 124 ] || echo "#   timed out"
+		tail -n 25 "$log" | sed 's/^/#   /'
+	fi
+	echo "#   ${took}s"
+}
