@@ -84,7 +84,7 @@ int sroce_complete(struct sroce_qp *qp, struct ib_cq *ibcq,
 		u->port_num = 1;
 		if (wc->flags & IB_WC_WITH_IMM) {
 			u->wc_flags |= IB_WC_WITH_IMM;
-			u->ex.imm_data = (__force __u32)wc->imm;
+			u->ex.imm_data = wc->imm;
 		}
 		if (wc->flags & IB_WC_WITH_INVALIDATE) {
 			u->wc_flags |= 1 << 3;	/* IBV_WC_WITH_INV */
