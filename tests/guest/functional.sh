@@ -84,13 +84,21 @@ t_fails "device on loopback refused" rdma link add sroce9 type sroce netdev lo
 # --- objects through stock rdma-core (pyverbs) ------------------------------
 full=
 [ "$SROCE_KERNEL" = debian ] && full=--full
+# ib_core's MAD layer holds a PD (with its DMA MR) and a CQ on the port for
+# QP1; they count against the device limits like any other object.
+kernel_objs() { rdma resource show "$1" dev sroce0 | grep -c 'comm \['; }
+SROCE_KERNEL_PD=$(kernel_objs pd)
+SROCE_KERNEL_CQ=$(kernel_objs cq)
+export SROCE_KERNEL_PD SROCE_KERNEL_CQ
+t "ib_core's MAD layer holds one PD and one CQ (QP1)" \
+	test "$SROCE_KERNEL_PD $SROCE_KERNEL_CQ" = "1 1"
 "$PY" "$SROCE_TREE/tests/pyverbs/pd_cq.py" sroce0 $full
 [ $? -eq 0 ] || T_FAILED=$((T_FAILED + 1))
 for py in mr.py ah.py; do
 	"$PY" "$SROCE_TREE/tests/pyverbs/$py" sroce0 $full
 	[ $? -eq 0 ] || T_FAILED=$((T_FAILED + 1))
 done
-t "no PD, CQ or MR left in the kernel" bash -c '[ -z "$(rdma resource show pd dev sroce0; rdma resource show cq dev sroce0; rdma resource show mr dev sroce0)" ]'
+t "no user PD, CQ or MR left in the kernel" bash -c '[ -z "$(rdma resource show pd dev sroce0; rdma resource show cq dev sroce0; rdma resource show mr dev sroce0)" ] || ! { rdma resource show pd dev sroce0; rdma resource show cq dev sroce0; rdma resource show mr dev sroce0; } | grep -v "comm \["'
 
 # --- two devices on two netdevs ---------------------------------------------
 modprobe dummy numdummies=0 2>/dev/null

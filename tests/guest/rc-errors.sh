@@ -1,0 +1,57 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# RC error paths (and happy paths as controls) between RC QPs of one sroce0
+# device talking to each other, through stock rdma-core (pyverbs):
+# tests/pyverbs/rc_errors.py. One VM, Debian or debug kernel:
+#   scripts/vm-run.sh --kernel debian --out DIR -- tests/guest/run.sh rc-errors.sh
+set -u
+# shellcheck source=tests/guest/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+T0=$SECONDS
+MY_V4=198.18.0.$((SROCE_VM_INDEX + 1))
+# An address with a static neighbour entry and nobody behind it: packets to
+# it leave on eth0 and are never answered (retry-exhausted case).
+BLACKHOLE=198.18.0.201
+PY_TIMEOUT=${RC_ERRORS_TIMEOUT:-700}
+
+KMEMLEAK=/sys/kernel/debug/kmemleak	# the debug kernel has it
+# Forget leaks from boot; the scan at the end reports only ours.
+[ -w $KMEMLEAK ] && echo clear >$KMEMLEAK
+t "install sroce.ko for modprobe" install_sroce
+t "rdma link add sroce0" rdma link add sroce0 type sroce netdev eth0
+t "sroce0 port active" wait_for 20 \
+	bash -c '[ "$(cat /sys/class/infiniband/sroce0/ports/1/state)" = "4: ACTIVE" ]'
+t "static neighbour for $BLACKHOLE" \
+	ip neigh replace "$BLACKHOLE" lladdr 02:00:00:00:00:c9 dev eth0 nud permanent
+
+timeout -k 5 "$PY_TIMEOUT" "$PY" "$SROCE_TREE/tests/pyverbs/rc_errors.py" \
+	sroce0 --ip "$MY_V4" --blackhole "$BLACKHOLE"
+rc=$?
+if [ $rc -ne 0 ]; then
+	T_FAILED=$((T_FAILED + 1))
+	[ $rc -ge 124 ] && echo "# rc_errors.py: killed or crashed (exit $rc)"
+fi
+
+echo "# rdma statistic show link sroce0/1:"
+rdma statistic show link sroce0/1 2>&1 | tr ' ' '\n' | paste -d' ' - - | awk NF |
+	sed 's/^/#   /'
+# What user space left behind (kernel-owned objects show "comm [name]").
+res=$(rdma resource show qp link sroce0/1; rdma resource show cq dev sroce0;
+	rdma resource show mr dev sroce0; rdma resource show pd dev sroce0)
+printf '%s\n' "$res" | sed 's/^/# resource: /'
+t "no QP, CQ, MR or PD of user space left in the kernel" \
+	test -z "$(printf '%s\n' "$res" | grep -v 'comm \[')"
+t "rdma link delete sroce0" rdma link delete sroce0
+t "rmmod sroce" rmmod sroce
+if [ -w $KMEMLEAK ]; then
+	# Two scans: kmemleak reports an object only once it stays unreferenced.
+	echo scan >$KMEMLEAK
+	sleep 5
+	echo scan >$KMEMLEAK
+	cp $KMEMLEAK "$SROCE_OUT/kmemleak.txt"
+	t "kmemleak: no leaks" test ! -s "$SROCE_OUT/kmemleak.txt"
+	head -n 60 "$SROCE_OUT/kmemleak.txt" | sed 's/^/# /'
+fi
+echo "# rc-errors.sh took $((SECONDS - T0)) s"
+finish

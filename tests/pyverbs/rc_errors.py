@@ -1,0 +1,1217 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""RC error paths, with happy paths as controls, between RC QPs of one
+device talking to each other (the driver's local delivery), through the
+stock rxe provider.
+
+usage: rc_errors.py DEV --ip A.B.C.D [--blackhole A.B.C.D]
+
+--ip is this guest's IPv4 address; its RoCE v2 GID carries every pair.
+--blackhole names an address with a static neighbour entry that nothing
+answers on the wire (set up by the caller), for the retry-exhausted case.
+
+Every error case checks the requester's completion status, whether the
+responder's QP went to ERR (queried), the flush of a receive the responder
+had posted, and that remote memory filled with a pattern beforehand is
+unchanged. CQs are polled with a deadline; nothing waits forever. One
+TAP-style line per check; non-zero exit on any failure.
+"""
+import argparse
+import ctypes
+import errno
+import mmap
+import os
+import sys
+import time
+
+from pyverbs.addr import AHAttr, GID, GlobalRoute
+from pyverbs.cq import CQ
+from pyverbs.device import Context
+import pyverbs.enums as e
+from pyverbs.mr import MR
+from pyverbs.pd import PD
+from pyverbs.pyverbs_error import PyverbsError, PyverbsRDMAError
+from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+from pyverbs.wr import RecvWR, SendWR, SGE
+
+import tap
+from tap import check
+
+LW, RW, RR = (e.IBV_ACCESS_LOCAL_WRITE, e.IBV_ACCESS_REMOTE_WRITE,
+              e.IBV_ACCESS_REMOTE_READ)
+SIG = e.IBV_SEND_SIGNALED
+PAGE = mmap.PAGESIZE
+POLL_SECS = 10.0	# the longest any expected completion may take
+
+ST = {}
+for _n in ('SUCCESS', 'LOC_LEN_ERR', 'LOC_QP_OP_ERR', 'LOC_PROT_ERR',
+           'WR_FLUSH_ERR', 'MW_BIND_ERR', 'BAD_RESP_ERR', 'LOC_ACCESS_ERR',
+           'REM_INV_REQ_ERR', 'REM_ACCESS_ERR', 'REM_OP_ERR',
+           'RETRY_EXC_ERR', 'RNR_RETRY_EXC_ERR', 'REM_INV_RD_REQ_ERR',
+           'REM_ABORT_ERR', 'GENERAL_ERR', 'RESP_TIMEOUT_ERR', 'FATAL_ERR'):
+    ST[getattr(e, 'IBV_WC_' + _n)] = _n
+QPS = {e.IBV_QPS_RESET: 'RESET', e.IBV_QPS_INIT: 'INIT', e.IBV_QPS_RTR: 'RTR',
+       e.IBV_QPS_RTS: 'RTS', e.IBV_QPS_SQD: 'SQD', e.IBV_QPS_SQE: 'SQE',
+       e.IBV_QPS_ERR: 'ERR'}
+
+RTR_MASK = (e.IBV_QP_STATE | e.IBV_QP_AV | e.IBV_QP_PATH_MTU |
+            e.IBV_QP_DEST_QPN | e.IBV_QP_RQ_PSN |
+            e.IBV_QP_MAX_DEST_RD_ATOMIC | e.IBV_QP_MIN_RNR_TIMER)
+RTS_MASK = (e.IBV_QP_STATE | e.IBV_QP_SQ_PSN | e.IBV_QP_TIMEOUT |
+            e.IBV_QP_RETRY_CNT | e.IBV_QP_RNR_RETRY |
+            e.IBV_QP_MAX_QP_RD_ATOMIC)
+INIT_MASK = (e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT |
+             e.IBV_QP_ACCESS_FLAGS)
+
+
+def comment(msg):
+    print('# ' + msg, flush=True)
+
+
+def pattern(n, seed):
+    """n bytes that differ from a shifted copy of themselves."""
+    return bytes((i * 7 + (i >> 8) * 13 + seed) & 0xff for i in range(n))
+
+
+def gid_of(ip):
+    """The IPv4-mapped GID of ip, as sysfs and pyverbs print it."""
+    o = [int(x) for x in ip.split('.')]
+    return '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' % tuple(o)
+
+
+def find_gid_index(dev, gid, secs=20):
+    """Index of the RoCE v2 GID gid on port 1, from sysfs."""
+    d = '/sys/class/infiniband/%s/ports/1' % dev
+    end = time.monotonic() + secs
+    while True:
+        n = len(os.listdir(d + '/gids'))
+        for i in range(n):
+            try:
+                with open('%s/gids/%d' % (d, i)) as f:
+                    if f.read().strip() != gid:
+                        continue
+                with open('%s/gid_attrs/types/%d' % (d, i)) as f:
+                    if f.read().strip() == 'RoCE v2':
+                        return i
+            except OSError:
+                continue
+        if time.monotonic() > end:
+            return None
+        time.sleep(0.2)
+
+
+class Counters:
+    """The device's hw_counters, for deltas around a case."""
+
+    def __init__(self, dev):
+        self.dir = '/sys/class/infiniband/%s/ports/1/hw_counters' % dev
+
+    def read(self):
+        time.sleep(0.05)	# sysfs caches hw_counters for 'lifespan' ms
+        out = {}
+        for n in os.listdir(self.dir):
+            if n == 'lifespan':
+                continue
+            try:
+                with open(os.path.join(self.dir, n)) as f:
+                    out[n] = int(f.read())
+            except (OSError, ValueError):
+                pass
+        return out
+
+    def delta(self, before):
+        now = self.read()
+        return {k: now[k] - before.get(k, 0) for k in now
+                if now[k] != before.get(k, 0)}
+
+
+def wc_str(wc):
+    return 'wr_id=%#x %s opcode=%d byte_len=%d flags=%#x imm=%#x qp=%#x' % (
+        wc.wr_id, ST.get(wc.status, wc.status), wc.opcode, wc.byte_len,
+        wc.wc_flags, wc.imm_data, wc.qp_num)
+
+
+def poll(cq, n, secs=POLL_SECS):
+    """Up to n completions, waiting at most secs for them."""
+    got = []
+    end = time.monotonic() + secs
+    while len(got) < n:
+        k, wcs = cq.poll(n - len(got))
+        if k:
+            got.extend(wcs[:k])
+            continue
+        if time.monotonic() >= end:
+            break
+        time.sleep(0.001)
+    return got
+
+
+def expect(name, cq, want, secs=POLL_SECS):
+    """want: [(wr_id, status)] in order, and nothing more. Returns the WCs."""
+    got = poll(cq, len(want), secs)
+    extra = poll(cq, 8, 0.05)
+    ok = len(got) == len(want) and not extra and all(
+        w.wr_id == i and w.status == s for w, (i, s) in zip(got, want))
+    check(ok, name, 'want [%s], got [%s]%s' % (
+        ', '.join('wr_id=%#x %s' % (i, ST[s]) for i, s in want),
+        '; '.join(wc_str(w) for w in got),
+        (' then [%s]' % '; '.join(wc_str(w) for w in extra)) if extra else
+        (' (none within %g s)' % secs if len(got) < len(want) else '')))
+    return got
+
+
+def expect_none(name, cq, secs=0.3):
+    got = poll(cq, 8, secs)
+    check(not got, name, 'got [%s]' % '; '.join(wc_str(w) for w in got))
+
+
+class Side:
+    """One RC QP with a send CQ and a receive CQ of its own."""
+
+    def __init__(self, env, sig_all=1, inline=0, max_sge=8, max_wr=64):
+        self.scq = CQ(env.ctx, 256)
+        self.rcq = CQ(env.ctx, 256)
+        cap = QPCap(max_send_wr=max_wr, max_recv_wr=max_wr,
+                    max_send_sge=max_sge, max_recv_sge=max_sge,
+                    max_inline_data=inline)
+        self.qp = QP(env.pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=self.scq,
+                                        rcq=self.rcq, cap=cap,
+                                        sq_sig_all=sig_all))
+        self.qpn = self.qp.qp_num
+
+    def state(self):
+        return self.qp.query(e.IBV_QP_STATE)[0].qp_state
+
+    def wait_state(self, want, secs=2.0):
+        """Query until the state is want (bounded); returns the last one."""
+        end = time.monotonic() + secs
+        while True:
+            s = self.state()
+            if s == want or time.monotonic() >= end:
+                return s
+            time.sleep(0.01)
+
+    def close(self):
+        for o in (self.qp, self.scq, self.rcq):
+            try:
+                o.close()
+            except PyverbsError:
+                pass
+
+
+def init_attr(access):
+    a = QPAttr(qp_state=e.IBV_QPS_INIT)
+    a.pkey_index = 0
+    a.port_num = 1
+    a.qp_access_flags = access
+    return a
+
+
+def rtr_attr(env, dqpn, dgid, rq_psn, min_rnr_timer=12, mtu=None):
+    a = QPAttr(qp_state=e.IBV_QPS_RTR)
+    a.path_mtu = mtu if mtu is not None else env.port_mtu
+    a.dest_qp_num = dqpn
+    a.rq_psn = rq_psn
+    a.max_dest_rd_atomic = env.rd_atom
+    a.min_rnr_timer = min_rnr_timer
+    a.ah_attr = AHAttr(gr=GlobalRoute(dgid=GID(dgid),
+                                      sgid_index=env.gid_index, hop_limit=64),
+                       is_global=1, port_num=1)
+    return a
+
+
+def rts_attr(env, sq_psn, timeout=14, retry_cnt=7, rnr_retry=7):
+    a = QPAttr(qp_state=e.IBV_QPS_RTS)
+    a.sq_psn = sq_psn
+    a.timeout = timeout
+    a.retry_cnt = retry_cnt
+    a.rnr_retry = rnr_retry
+    a.max_rd_atomic = env.rd_atom
+    return a
+
+
+def connect(env, side, dqpn, sq_psn, rq_psn, dgid=None, access=LW | RW | RR,
+            timeout=14, retry_cnt=7, rnr_retry=7, min_rnr_timer=12):
+    """RESET -> INIT -> RTR -> RTS with explicit attribute masks."""
+    side.qp.modify(init_attr(access), INIT_MASK)
+    side.qp.modify(rtr_attr(env, dqpn, dgid or env.gid, rq_psn,
+                            min_rnr_timer), RTR_MASK)
+    side.qp.modify(rts_attr(env, sq_psn, timeout, retry_cnt, rnr_retry),
+                   RTS_MASK)
+
+
+class Pair:
+    """Requester a and responder b, connected to each other."""
+
+    def __init__(self, env, a_kw=None, b_kw=None, a_conn=None, b_conn=None,
+                 a_psn=0x1234, b_psn=0xabcd):
+        self.env = env
+        self.a = Side(env, **(a_kw or {}))
+        self.b = Side(env, **(b_kw or {}))
+        self.a_psn, self.b_psn = a_psn, b_psn
+        self.a_conn = a_conn or {}
+        connect(env, self.a, self.b.qpn, a_psn, b_psn, **self.a_conn)
+        connect(env, self.b, self.a.qpn, b_psn, a_psn, **(b_conn or {}))
+
+    def close(self):
+        self.a.close()
+        self.b.close()
+
+
+def mk_send(wr_id, opcode, sges, flags=SIG, imm=None, rkey=None, raddr=0):
+    if sges:
+        wr = SendWR(wr_id=wr_id, opcode=opcode, num_sge=len(sges), sg=sges,
+                    send_flags=flags)
+    else:
+        wr = SendWR(wr_id=wr_id, opcode=opcode, num_sge=1,
+                    sg=[SGE(0, 0, 0)], send_flags=flags)
+        wr.num_sge = 0
+    if imm is not None:
+        wr.imm_data = imm
+    if rkey is not None:
+        wr.set_wr_rdma(rkey, raddr)
+    return wr
+
+
+def post_send(side, *args, **kw):
+    side.qp.post_send(mk_send(*args, **kw))
+
+
+def post_recv(side, wr_id, sges):
+    if sges:
+        wr = RecvWR(wr_id=wr_id, num_sge=len(sges), sg=sges)
+    else:
+        wr = RecvWR(wr_id=wr_id, num_sge=1, sg=[SGE(0, 0, 0)])
+        wr.num_sge = 0
+    side.qp.post_recv(wr)
+
+
+def sge(mr, off, length):
+    return SGE(mr.buf + off, length, mr.lkey)
+
+
+def filled_mr(env, n, access, seed):
+    mr = MR(env.pd, n, access)
+    data = pattern(n, seed)
+    mr.write(data, n)
+    return mr, data
+
+
+class Region:
+    """An anonymous mapping with an MR over [off, off + length) of it, so
+    bytes on either side of the MR can be checked too."""
+
+    def __init__(self, env, size, access, off=0, length=None, seed=1):
+        self.map = mmap.mmap(-1, size)
+        self.cbuf = ctypes.c_char.from_buffer(self.map)
+        self.base = ctypes.addressof(self.cbuf)
+        self.data = pattern(size, seed)
+        self.map[:] = self.data
+        self.off = off
+        self.mr = MR(env.pd, size - off if length is None else length,
+                     access, address=self.base + off)
+
+    def sge(self, off, length):
+        """An SGE at offset off of the mapping (not of the MR)."""
+        return SGE(self.base + off, length, self.mr.lkey)
+
+    def addr(self, off):
+        return self.base + off
+
+    def untouched(self):
+        return self.map[:] == self.data
+
+    def diff(self):
+        cur = self.map[:]
+        bad = [i for i in range(len(cur)) if cur[i] != self.data[i]]
+        if not bad:
+            return 'no difference'
+        return '%d bytes changed, first at %d, last at %d' % (
+            len(bad), bad[0], bad[-1])
+
+
+def mem_check(name, mr, data, off=0):
+    cur = mr.read(len(data), off)
+    if cur == data:
+        check(True, name)
+        return
+    bad = [i for i in range(len(data)) if cur[i] != data[i]]
+    check(False, name, '%d of %d bytes changed, first at offset %d' %
+          (len(bad), len(data), off + bad[0]))
+
+
+def state_check(name, side, want, settle=2.0):
+    s = side.wait_state(want, settle)
+    check(s == want, name, 'state %s, want %s' % (QPS.get(s, s),
+                                                   QPS.get(want, want)))
+
+
+def case(fn):
+    """Run one group of checks; an exception fails it instead of the run."""
+    def run(env, *args):
+        try:
+            fn(env, *args)
+        except Exception as x:	# pylint: disable=broad-except
+            check(False, '%s: ran to the end' % fn.__name__,
+                  '%s: %s' % (type(x).__name__, x))
+    run.__name__ = fn.__name__
+    return run
+
+
+# --- 12. QP state machine ---------------------------------------------------
+
+def expect_modify_fails(name, side, attr, mask, want=errno.EINVAL):
+    try:
+        side.qp.modify(attr, mask)
+    except PyverbsRDMAError as x:
+        check(x.error_code == want, name, 'errno %d, want %d' %
+              (x.error_code, want))
+        return
+    check(False, name, 'modify succeeded')
+
+
+def expect_post_fails(name, side, want=errno.EINVAL):
+    try:
+        side.qp.post_send(mk_send(0xdead, e.IBV_WR_SEND, []))
+    except PyverbsRDMAError as x:
+        check(x.error_code == want, name, 'errno %d, want %d' %
+              (x.error_code, want))
+        return
+    check(False, name, 'post_send succeeded')
+
+
+@case
+def qp_state_machine(env):
+    t = '12 state machine'
+    peer = Side(env)
+    x = Side(env, inline=64)
+    check(x.state() == e.IBV_QPS_RESET, t + ': a new QP is in RESET',
+          QPS.get(x.state()))
+    expect_modify_fails(t + ': RESET->RTS directly fails with EINVAL', x,
+                        rts_attr(env, 1), RTS_MASK)
+    expect_modify_fails(t + ': RESET->RTR directly fails with EINVAL', x,
+                        rtr_attr(env, peer.qpn, env.gid, 1), RTR_MASK)
+    check(x.state() == e.IBV_QPS_RESET, t + ': still RESET after refusals',
+          QPS.get(x.state()))
+    expect_modify_fails(t + ': RESET->INIT without ACCESS_FLAGS fails', x,
+                        init_attr(LW), INIT_MASK & ~e.IBV_QP_ACCESS_FLAGS)
+    x.qp.modify(init_attr(LW | RW | RR), INIT_MASK)
+    check(x.state() == e.IBV_QPS_INIT, t + ': RESET->INIT',
+          QPS.get(x.state()))
+    expect_modify_fails(t + ': INIT->RTS fails with EINVAL', x,
+                        rts_attr(env, 1), RTS_MASK)
+    rtr = rtr_attr(env, peer.qpn, env.gid, 0x777, min_rnr_timer=9)
+    expect_modify_fails(t + ': INIT->RTR with only the state fails', x, rtr,
+                        e.IBV_QP_STATE)
+    for bit, what in ((e.IBV_QP_AV, 'AV'), (e.IBV_QP_PATH_MTU, 'PATH_MTU'),
+                      (e.IBV_QP_DEST_QPN, 'DEST_QPN'),
+                      (e.IBV_QP_RQ_PSN, 'RQ_PSN'),
+                      (e.IBV_QP_MAX_DEST_RD_ATOMIC, 'MAX_DEST_RD_ATOMIC'),
+                      (e.IBV_QP_MIN_RNR_TIMER, 'MIN_RNR_TIMER')):
+        expect_modify_fails(t + ': INIT->RTR without %s fails' % what, x,
+                            rtr, RTR_MASK & ~bit)
+    check(x.state() == e.IBV_QPS_INIT, t + ': still INIT after refusals',
+          QPS.get(x.state()))
+    x.qp.modify(rtr, RTR_MASK)
+    check(x.state() == e.IBV_QPS_RTR, t + ': INIT->RTR with every attribute',
+          QPS.get(x.state()))
+    rts = rts_attr(env, 0x4321, timeout=17, retry_cnt=5, rnr_retry=3)
+    for bit, what in ((e.IBV_QP_SQ_PSN, 'SQ_PSN'),
+                      (e.IBV_QP_TIMEOUT, 'TIMEOUT'),
+                      (e.IBV_QP_RETRY_CNT, 'RETRY_CNT'),
+                      (e.IBV_QP_RNR_RETRY, 'RNR_RETRY'),
+                      (e.IBV_QP_MAX_QP_RD_ATOMIC, 'MAX_QP_RD_ATOMIC')):
+        expect_modify_fails(t + ': RTR->RTS without %s fails' % what, x,
+                            rts, RTS_MASK & ~bit)
+    bad = rts_attr(env, 0x4321, timeout=17, retry_cnt=8, rnr_retry=3)
+    expect_modify_fails(t + ': RTR->RTS with retry_cnt 8 fails', x, bad,
+                        RTS_MASK)
+    x.qp.modify(rts, RTS_MASK)
+    check(x.state() == e.IBV_QPS_RTS, t + ': RTR->RTS with every attribute',
+          QPS.get(x.state()))
+    expect_modify_fails(t + ': RTS->RTR fails with EINVAL', x, rtr,
+                        RTR_MASK)
+
+    a, _ = x.qp.query(0x1fffff)
+    want = {
+        'qp_state': e.IBV_QPS_RTS, 'path_mtu': env.port_mtu,
+        'timeout': 17, 'retry_cnt': 5, 'rnr_retry': 3, 'sq_psn': 0x4321,
+        'rq_psn': 0x777, 'dest_qp_num': peer.qpn,
+        'qp_access_flags': LW | RW | RR, 'min_rnr_timer': 9,
+        'max_rd_atomic': env.rd_atom, 'max_dest_rd_atomic': env.rd_atom,
+    }
+    for k, v in want.items():
+        got = getattr(a, k)
+        check(got == v, t + ': query_qp %s is %#x' % (k, v), 'got %#x' % got)
+    ah = a.ah_attr
+    check(str(ah.dgid) == env.gid and ah.sgid_index == env.gid_index and
+          ah.is_global == 1, t + ': query_qp AV (dgid, sgid index)',
+          'dgid %s sgid_index %d is_global %d' % (ah.dgid, ah.sgid_index,
+                                                  ah.is_global))
+    check(a.cap.max_inline_data >= 64, t + ': query_qp cap max_inline >= 64',
+          a.cap.max_inline_data)
+    x.close()
+
+    # post_send before RTS, on a QP of its own connected to a live peer.
+    z = Side(env)
+    expect_post_fails(t + ': post_send in RESET fails with EINVAL', z)
+    z.qp.modify(init_attr(LW | RW | RR), INIT_MASK)
+    expect_post_fails(t + ': post_send in INIT fails with EINVAL', z)
+    z.qp.modify(rtr_attr(env, peer.qpn, env.gid, 0x10), RTR_MASK)
+    expect_post_fails(t + ': post_send in RTR fails with EINVAL', z)
+    # The provider wrote each refused WQE into the ring before the doorbell
+    # the kernel refused. Report what becomes of them once in RTS.
+    connect(env, peer, z.qpn, 0x10, 0x20)
+    rv = MR(env.pd, 64, LW)
+    for i in range(4):
+        post_recv(peer, 0xc00 + i, [sge(rv, 0, 64)])
+    z.qp.modify(rts_attr(env, 0x20), RTS_MASK)
+    got = poll(z.scq, 8, 1.0)
+    rcv = poll(peer.rcq, 8, 0.1)
+    psn = z.qp.query(e.IBV_QP_SQ_PSN)[0].sq_psn
+    comment('12: after RTS, the 3 WRs refused before it gave %d send '
+            'completion(s) [%s], %d receive(s) at the peer; sq_psn %#x -> %#x'
+            % (len(got), '; '.join(wc_str(w) for w in got), len(rcv), 0x20,
+               psn))
+    z.close()
+    peer.close()
+    rv.close()
+
+
+# --- 11. happy paths ----------------------------------------------------------
+
+class Fix:
+    """A connected pair with b's target MR, b's receive buffer and a's local
+    buffer, each filled with a pattern."""
+
+    def __init__(self, env, **kw):
+        self.p = Pair(env, **kw)
+        self.a, self.b = self.p.a, self.p.b
+        self.rb, rb_data = filled_mr(env, 8192, LW | RW | RR, 3)
+        self.want = bytearray(rb_data)	# what rb must hold
+        self.rv, self.rv_data = filled_mr(env, 8192, LW, 4)
+        self.la, self.src = filled_mr(env, 8192, LW, 5)
+
+    def still_rts(self, t):
+        state_check(t + ': requester still RTS', self.a, e.IBV_QPS_RTS, 0)
+        state_check(t + ': responder still RTS', self.b, e.IBV_QPS_RTS, 0)
+
+    def close(self):
+        cleanup(self.p, [self.rb, self.rv, self.la])
+
+
+@case
+def happy_send(env):
+    t = '11 happy SEND'
+    f = Fix(env)
+    a, b = f.a, f.b
+    post_recv(b, 0x1101, [sge(f.rv, 0, 4096)])
+    post_send(a, 0x1102, e.IBV_WR_SEND, [sge(f.la, 0, 100)])
+    ra = expect(t + ': SEND completes on the requester', a.scq,
+                [(0x1102, e.IBV_WC_SUCCESS)])
+    wc = expect(t + ': SEND received', b.rcq, [(0x1101, e.IBV_WC_SUCCESS)])
+    if ra:
+        check(ra[0].opcode == e.IBV_WC_SEND, t + ': requester wc opcode SEND',
+              wc_str(ra[0]))
+    if wc:
+        w = wc[0]
+        check(w.opcode == e.IBV_WC_RECV and w.byte_len == 100 and
+              not (w.wc_flags & e.IBV_WC_WITH_IMM) and w.qp_num == b.qpn and
+              w.src_qp == a.qpn,
+              t + ': recv wc: opcode RECV, byte_len 100, no WITH_IMM flag, '
+              'qp_num, src_qp', wc_str(w))
+    check(f.rv.read(100, 0) == f.src[:100], t + ': data')
+
+    t = '11 happy SEND_WITH_IMM'
+    post_recv(b, 0x1111, [sge(f.rv, 0, 4096)])
+    post_send(a, 0x1112, e.IBV_WR_SEND_WITH_IMM, [sge(f.la, 100, 33)],
+              imm=0x12345678)
+    expect(t + ': completes', a.scq, [(0x1112, e.IBV_WC_SUCCESS)])
+    wc = expect(t + ': received', b.rcq, [(0x1111, e.IBV_WC_SUCCESS)])
+    if wc:
+        w = wc[0]
+        check(w.opcode == e.IBV_WC_RECV and w.byte_len == 33 and
+              (w.wc_flags & e.IBV_WC_WITH_IMM) and w.imm_data == 0x12345678,
+              t + ': recv wc: opcode RECV, WITH_IMM flag, imm_data, '
+              'byte_len 33', wc_str(w))
+    check(f.rv.read(33, 0) == f.src[100:133], t + ': data')
+    f.still_rts(t)
+    f.close()
+
+
+@case
+def happy_write(env):
+    t = '11 happy WRITE'
+    f = Fix(env)
+    a, b = f.a, f.b
+    post_recv(b, 0x1121, [sge(f.rv, 0, 4096)])	# must stay posted
+    post_send(a, 0x1122, e.IBV_WR_RDMA_WRITE, [sge(f.la, 0, 300)],
+              rkey=f.rb.rkey, raddr=f.rb.buf + 100)
+    ra = expect(t + ': completes', a.scq, [(0x1122, e.IBV_WC_SUCCESS)])
+    if ra:
+        check(ra[0].opcode == e.IBV_WC_RDMA_WRITE,
+              t + ': wc opcode RDMA_WRITE', wc_str(ra[0]))
+    f.want[100:400] = f.src[:300]
+    mem_check(t + ': wrote exactly its 300 bytes', f.rb, bytes(f.want))
+    post_send(a, 0x1123, e.IBV_WR_RDMA_WRITE, [sge(f.la, 1000, 3000)],
+              rkey=f.rb.rkey, raddr=f.rb.buf + 4000)
+    expect(t + ': 3-packet WRITE completes', a.scq,
+           [(0x1123, e.IBV_WC_SUCCESS)])
+    f.want[4000:7000] = f.src[1000:4000]
+    mem_check(t + ': 3-packet WRITE wrote exactly its 3000 bytes', f.rb,
+              bytes(f.want))
+    expect_none(t + ': consumed no receive', b.rcq)
+    check(f.rv.read(8192, 0) == f.rv_data,
+          t + ': left the receive buffer alone')
+    f.still_rts(t)
+    f.close()
+
+
+@case
+def happy_write_imm(env):
+    for t, n in (('11 happy WRITE_WITH_IMM 500 bytes (1 packet)', 500),
+                 ('11 happy WRITE_WITH_IMM 1500 bytes (2 packets)', 1500)):
+        f = Fix(env)
+        a, b = f.a, f.b
+        post_recv(b, 0x1131, [sge(f.rv, 0, 4096)])
+        post_send(a, 0x1132, e.IBV_WR_RDMA_WRITE_WITH_IMM,
+                  [sge(f.la, 500, n)], imm=0xcafef00d, rkey=f.rb.rkey,
+                  raddr=f.rb.buf + 2000)
+        ra = expect(t + ': completes', a.scq, [(0x1132, e.IBV_WC_SUCCESS)])
+        if ra:
+            check(ra[0].opcode == e.IBV_WC_RDMA_WRITE,
+                  t + ': requester wc opcode RDMA_WRITE', wc_str(ra[0]))
+        wc = expect(t + ': consumes the posted receive', b.rcq,
+                    [(0x1131, e.IBV_WC_SUCCESS)])
+        if wc:
+            w = wc[0]
+            check(w.opcode == e.IBV_WC_RECV_RDMA_WITH_IMM and
+                  w.byte_len == n and (w.wc_flags & e.IBV_WC_WITH_IMM) and
+                  w.imm_data == 0xcafef00d,
+                  t + ': recv wc: opcode RECV_RDMA_WITH_IMM, byte_len %d, '
+                  'WITH_IMM flag, imm_data' % n, wc_str(w))
+        f.want[2000:2000 + n] = f.src[500:500 + n]
+        mem_check(t + ': data in the target MR', f.rb, bytes(f.want))
+        check(f.rv.read(8192, 0) == f.rv_data,
+              t + ': left the receive buffer alone')
+        f.still_rts(t)
+        f.close()
+
+
+@case
+def happy_read(env):
+    t = '11 happy READ'
+    f = Fix(env)
+    a = f.a
+    for wr_id, off, n, loc in ((0x1141, 50, 700, 5000), (0x1142, 3000, 2100,
+                                                          100)):
+        post_send(a, wr_id, e.IBV_WR_RDMA_READ, [sge(f.la, loc, n)],
+                  rkey=f.rb.rkey, raddr=f.rb.buf + off)
+        ra = expect(t + ' %d bytes: completes' % n, a.scq,
+                    [(wr_id, e.IBV_WC_SUCCESS)])
+        if ra:
+            check(ra[0].opcode == e.IBV_WC_RDMA_READ,
+                  t + ' %d bytes: wc opcode RDMA_READ' % n, wc_str(ra[0]))
+        check(f.la.read(n, loc) == bytes(f.want[off:off + n]),
+              t + ' %d bytes: data' % n)
+    mem_check(t + ': left the remote MR alone', f.rb, bytes(f.want))
+    expect_none(t + ': consumed no receive', f.b.rcq)
+    f.still_rts(t)
+    f.close()
+
+
+@case
+def happy_inline(env):
+    t = '11 happy inline'
+    f = Fix(env, a_kw={'inline': 256})
+    a, b = f.a, f.b
+    inl = a.qp.query(e.IBV_QP_CAP)[0].cap.max_inline_data
+    check(inl >= 256, t + ': max_inline_data >= the 256 asked for', inl)
+    comment('11: max_inline_data reported %d for 256 asked' % inl)
+    ibuf = ctypes.create_string_buffer(pattern(inl, 99), inl)
+    iaddr = ctypes.addressof(ibuf)
+    post_recv(b, 0x1151, [sge(f.rv, 0, 4096)])
+    # lkey 0 and unregistered memory: only inline can carry this.
+    post_send(a, 0x1152, e.IBV_WR_SEND, [SGE(iaddr, inl, 0)],
+              flags=SIG | e.IBV_SEND_INLINE)
+    ctypes.memset(iaddr, 0, inl)	# copied at post time: must not matter
+    expect(t + ' SEND of max_inline_data: completes', a.scq,
+           [(0x1152, e.IBV_WC_SUCCESS)])
+    wc = expect(t + ' SEND: received', b.rcq, [(0x1151, e.IBV_WC_SUCCESS)])
+    if wc:
+        check(wc[0].byte_len == inl, t + ' SEND: byte_len %d' % inl,
+              wc_str(wc[0]))
+    check(f.rv.read(inl, 0) == pattern(inl, 99),
+          t + ' SEND: data as it was at post time')
+    ctypes.memmove(iaddr, pattern(inl, 98), inl)
+    post_send(a, 0x1153, e.IBV_WR_RDMA_WRITE, [SGE(iaddr, inl, 0)],
+              flags=SIG | e.IBV_SEND_INLINE, rkey=f.rb.rkey,
+              raddr=f.rb.buf + 4096)
+    expect(t + ' WRITE of max_inline_data: completes', a.scq,
+           [(0x1153, e.IBV_WC_SUCCESS)])
+    f.want[4096:4096 + inl] = pattern(inl, 98)
+    mem_check(t + ' WRITE: data', f.rb, bytes(f.want))
+    # With sq_sig_all=1 an unsignaled WR still completes.
+    post_send(a, 0x1161, e.IBV_WR_RDMA_WRITE, [sge(f.la, 0, 10)], flags=0,
+              rkey=f.rb.rkey, raddr=f.rb.buf + 7000)
+    expect('11 happy sq_sig_all=1: an unsignaled WR still completes', a.scq,
+           [(0x1161, e.IBV_WC_SUCCESS)])
+    f.still_rts(t)
+    # One past max_inline_data is refused at post time.
+    big = ctypes.create_string_buffer(inl + 1)
+    try:
+        post_send(a, 0x1181, e.IBV_WR_SEND,
+                  [SGE(ctypes.addressof(big), inl + 1, 0)],
+                  flags=SIG | e.IBV_SEND_INLINE)
+        got = poll(a.scq, 1, 2)
+        check(False, t + ' SEND of max_inline_data + 1 refused',
+              'posted; then [%s]' % '; '.join(wc_str(w) for w in got))
+    except PyverbsRDMAError as x:
+        check(x.error_code == errno.EINVAL,
+              t + ' SEND of max_inline_data + 1 refused with EINVAL',
+              'errno %d' % x.error_code)
+    f.close()
+
+
+@case
+def happy_zero(env):
+    t = '11 happy zero-length'
+    f = Fix(env)
+    a, b = f.a, f.b
+    post_recv(b, 0x1171, [sge(f.rv, 0, 64)])
+    post_send(a, 0x1172, e.IBV_WR_SEND, [])
+    expect(t + ' SEND: completes', a.scq, [(0x1172, e.IBV_WC_SUCCESS)])
+    wc = expect(t + ' SEND: received', b.rcq, [(0x1171, e.IBV_WC_SUCCESS)])
+    if wc:
+        check(wc[0].byte_len == 0 and wc[0].opcode == e.IBV_WC_RECV,
+              t + ' SEND: recv wc opcode RECV, byte_len 0', wc_str(wc[0]))
+    check(f.rv.read(8192, 0) == f.rv_data,
+          t + ' SEND: left the receive buffer alone')
+    post_send(a, 0x1173, e.IBV_WR_RDMA_WRITE, [], rkey=f.rb.rkey,
+              raddr=f.rb.buf + 8000)
+    expect(t + ' WRITE: completes', a.scq, [(0x1173, e.IBV_WC_SUCCESS)])
+    mem_check(t + ' WRITE: changed nothing', f.rb, bytes(f.want))
+    expect_none(t + ' WRITE: consumed no receive', b.rcq)
+    f.still_rts(t)
+    f.close()
+
+
+@case
+def happy_unsignaled(env):
+    t = '11 happy sq_sig_all=0'
+    p = Pair(env, a_kw={'sig_all': 0})
+    a, b = p.a, p.b
+    rb, rb_data = filled_mr(env, 4096, LW | RW, 6)
+    la, src = filled_mr(env, 4096, LW, 7)
+    rv, _ = filled_mr(env, 4096, LW, 8)
+    post_recv(b, 0x1201, [sge(rv, 0, 4096)])
+    post_send(a, 0x1202, e.IBV_WR_RDMA_WRITE, [sge(la, 0, 100)], flags=0,
+              rkey=rb.rkey, raddr=rb.buf)
+    post_send(a, 0x1203, e.IBV_WR_RDMA_WRITE, [sge(la, 100, 100)], flags=0,
+              rkey=rb.rkey, raddr=rb.buf + 1000)
+    post_send(a, 0x1204, e.IBV_WR_SEND, [sge(la, 200, 50)], flags=SIG)
+    expect(t + ': 2 unsignaled WRITEs + signaled SEND: one CQE, the SEND\'s',
+           a.scq, [(0x1204, e.IBV_WC_SUCCESS)], )
+    expect_none(t + ': no CQE for the unsignaled WRs', a.scq, 0.5)
+    expect(t + ': SEND received', b.rcq, [(0x1201, e.IBV_WC_SUCCESS)])
+    want = bytearray(rb_data)
+    want[0:100] = src[0:100]
+    want[1000:1100] = src[100:200]
+    mem_check(t + ': both unsignaled WRITEs landed', rb, bytes(want))
+    # Unsignaled alone: still no CQE, the data lands, the SQ slot comes back
+    seen = []
+    for i in range(3 * 64):	# three times the SQ depth
+        post_send(a, 0x1300 + i, e.IBV_WR_RDMA_WRITE, [sge(la, i, 1)],
+                  flags=0, rkey=rb.rkey, raddr=rb.buf + 2000 + i)
+        if i % 32 == 31:
+            post_send(a, 0x1400 + i, e.IBV_WR_RDMA_WRITE, [], flags=SIG,
+                      rkey=rb.rkey, raddr=rb.buf)
+            got = poll(a.scq, 1)
+            seen += [(w.wr_id, w.status) for w in got]
+            if not got:
+                break
+    check(seen == [(0x1400 + i, e.IBV_WC_SUCCESS) for i in range(31, 192, 32)],
+          t + ': 192 unsignaled + 6 signaled WRs: exactly the 6 CQEs',
+          ['%#x %s' % (i, ST.get(s, s)) for i, s in seen])
+    want[2000:2192] = src[0:192]
+    mem_check(t + ': 192 unsignaled WRITEs (3 x SQ depth) all landed', rb,
+              bytes(want))
+    expect_none(t + ': and produced no further CQE', a.scq)
+    for m in (rb, la, rv):
+        m.close()
+    p.close()
+
+
+@case
+def happy_sge(env):
+    t = '11 happy multi-SGE'
+    p = Pair(env)
+    a, b = p.a, p.b
+    ra = Region(env, 6 * PAGE, LW | RW | RR, seed=11)
+    rb = Region(env, 6 * PAGE, LW | RW | RR, seed=12)
+    # Gather from three pieces, two crossing page boundaries
+    g = [(PAGE - 96, 200), (2 * PAGE - 2, 5000), (3, 7)]
+    gdata = b''.join(ra.map[o:o + n] for o, n in g)
+    # Scatter into four, crossing pages differently
+    s = [(PAGE - 6, 100), (3 * PAGE - 1000, 2000), (5 * PAGE - 100, 3000),
+         (5, 200)]
+    post_recv(b, 0x1501, [rb.sge(o, n) for o, n in s])
+    post_send(a, 0x1502, e.IBV_WR_SEND, [ra.sge(o, n) for o, n in g])
+    expect(t + ': 3-SGE SEND (5207 bytes) completes', a.scq,
+           [(0x1502, e.IBV_WC_SUCCESS)])
+    wc = expect(t + ': 4-SGE RECV completes', b.rcq,
+                [(0x1501, e.IBV_WC_SUCCESS)])
+    if wc:
+        check(wc[0].byte_len == len(gdata), t + ': byte_len %d' % len(gdata),
+              wc_str(wc[0]))
+    want = bytearray(rb.data)
+    left = gdata
+    for o, n in s:
+        k = min(n, len(left))
+        want[o:o + k] = left[:k]
+        left = left[k:]
+    check(rb.map[:] == bytes(want), t + ': scattered exactly across pages',
+          'mismatch')
+    rb.data = bytes(want)
+    # WRITE gathered from the same pieces, into one page-crossing range
+    post_send(a, 0x1503, e.IBV_WR_RDMA_WRITE, [ra.sge(o, n) for o, n in g],
+              rkey=rb.mr.rkey, raddr=rb.addr(PAGE - 10))
+    expect(t + ': 3-SGE WRITE completes', a.scq, [(0x1503, e.IBV_WC_SUCCESS)])
+    want[PAGE - 10:PAGE - 10 + len(gdata)] = gdata
+    check(rb.map[:] == bytes(want), t + ': gathered WRITE data', rb.diff())
+    rb.data = bytes(want)
+    # READ scattered into pieces of a's region
+    post_send(a, 0x1504, e.IBV_WR_RDMA_READ, [ra.sge(o, n) for o, n in s],
+              rkey=rb.mr.rkey, raddr=rb.addr(2 * PAGE + 7))
+    expect(t + ': 4-SGE READ completes', a.scq, [(0x1504, e.IBV_WC_SUCCESS)])
+    total = sum(n for _, n in s)
+    src = rb.data[2 * PAGE + 7:2 * PAGE + 7 + total]
+    awant = bytearray(ra.data)
+    for o, n in s:
+        awant[o:o + n] = src[:n]
+        src = src[n:]
+    check(ra.map[:] == bytes(awant), t + ': READ scattered exactly',
+          'mismatch')
+    ra.mr.close()
+    rb.mr.close()
+    p.close()
+
+
+@case
+def happy_big(env):
+    t = '11 happy 1 MiB'
+    n = 1 << 20
+    # PSNs just below the 24-bit wrap: 1024 packets cross it.
+    p = Pair(env, a_psn=0xffff00, b_psn=0xfffe80)
+    a, b = p.a, p.b
+    la = MR(env.pd, n, LW | RW | RR)
+    rb = MR(env.pd, n, LW | RW | RR)
+    data = os.urandom(n)
+    la.write(data, n)
+    rb.write(b'\0' * n, n)
+    t0 = time.monotonic()
+    post_send(a, 0x1601, e.IBV_WR_RDMA_WRITE, [sge(la, 0, n)], rkey=rb.rkey,
+              raddr=rb.buf)
+    expect(t + ': WRITE completes', a.scq, [(0x1601, e.IBV_WC_SUCCESS)], 60)
+    comment('11: 1 MiB WRITE took %.2f s' % (time.monotonic() - t0))
+    check(rb.read(n, 0) == data, t + ': WRITE data byte for byte')
+    data2 = os.urandom(n)
+    rb.write(data2, n)
+    t0 = time.monotonic()
+    post_send(a, 0x1602, e.IBV_WR_RDMA_READ, [sge(la, 0, n)], rkey=rb.rkey,
+              raddr=rb.buf)
+    expect(t + ': READ completes', a.scq, [(0x1602, e.IBV_WC_SUCCESS)], 60)
+    comment('11: 1 MiB READ took %.2f s' % (time.monotonic() - t0))
+    check(la.read(n, 0) == data2, t + ': READ data byte for byte')
+    rb.write(b'\0' * n, n)
+    post_recv(b, 0x1603, [sge(rb, 0, n)])
+    post_send(a, 0x1604, e.IBV_WR_SEND, [sge(la, 0, n)])
+    expect(t + ': SEND completes', a.scq, [(0x1604, e.IBV_WC_SUCCESS)], 60)
+    wc = expect(t + ': RECV completes', b.rcq, [(0x1603, e.IBV_WC_SUCCESS)],
+                60)
+    if wc:
+        check(wc[0].byte_len == n, t + ': RECV byte_len 1 MiB',
+              wc_str(wc[0]))
+    check(rb.read(n, 0) == data2, t + ': SEND data byte for byte')
+    la.close()
+    rb.close()
+    p.close()
+
+
+# --- 1-5, 9. remote access errors ---------------------------------------------
+
+def after_error(t, p, req_want, recv_id, mems, req_extra=()):
+    """The checks every error case shares. req_want: (wr_id, status) of the
+    failing WR; req_extra: WRs queued behind it (flushed); recv_id: the
+    receive b had posted (flushed); mems: [(name, ok_fn, detail_fn)]."""
+    expect(t + ': requester gets %s' % ST[req_want[1]], p.a.scq,
+           [req_want] + [(i, e.IBV_WC_WR_FLUSH_ERR) for i in req_extra])
+    state_check(t + ': requester QP in ERR', p.a, e.IBV_QPS_ERR)
+    expect(t + ': responder\'s posted recv flushed (WR_FLUSH_ERR)', p.b.rcq,
+           [(recv_id, e.IBV_WC_WR_FLUSH_ERR)])
+    state_check(t + ': responder QP in ERR', p.b, e.IBV_QPS_ERR)
+    for name, ok, detail in mems:
+        check(ok(), t + ': ' + name, detail())
+
+
+def flush_after(t, side, base):
+    """9: a WR posted to a QP in ERR completes with WR_FLUSH_ERR."""
+    st = side.state()
+    if st != e.IBV_QPS_ERR:
+        comment('%s: not checked, the QP is in %s, not ERR' %
+                (t, QPS.get(st, st)))
+        return
+    post_send(side, base, e.IBV_WR_SEND, [])
+    post_send(side, base + 1, e.IBV_WR_RDMA_WRITE, [], rkey=0, raddr=0)
+    expect(t + ': SEND and WRITE posted in ERR complete WR_FLUSH_ERR',
+           side.scq, [(base, e.IBV_WC_WR_FLUSH_ERR),
+                      (base + 1, e.IBV_WC_WR_FLUSH_ERR)])
+
+
+def remote_write_case(env, t, rkey_fn, mr_access=LW | RW | RR,
+                      b_access=LW | RW | RR, opcode=e.IBV_WR_RDMA_WRITE,
+                      length=64, raddr_fn=None, dereg=False):
+    """A WRITE (or READ) that the responder must refuse, and a SEND queued
+    right behind it."""
+    p = Pair(env, b_conn={'access': b_access})
+    a, b = p.a, p.b
+    tgt = Region(env, 3 * PAGE, mr_access, off=PAGE, length=PAGE, seed=21)
+    rv, rv_data = filled_mr(env, 4096, LW, 22)
+    la, la_data = filled_mr(env, 8192, LW, 23)
+    rkey = tgt.mr.rkey
+    bad_key = rkey_fn(tgt)	# before any dereg: a closed MR has no key
+    new = None
+    if dereg:
+        tgt.mr.close()
+        # A new MR right away, most likely on the old one's index.
+        new = Region(env, 3 * PAGE, LW | RW | RR, off=PAGE, length=PAGE,
+                     seed=24)
+        comment('%s: old rkey %#x, new MR rkey %#x%s' % (
+            t, rkey, new.mr.rkey, ' (same index)' if
+            (rkey >> 8) == (new.mr.rkey >> 8) else ''))
+    post_recv(b, 0xb1, [sge(rv, 0, 4096)])
+    raddr = raddr_fn(tgt) if raddr_fn else tgt.addr(PAGE)
+    wr = mk_send(0xa1, opcode, [sge(la, 0, length)], rkey=bad_key,
+                 raddr=raddr)
+    wr2 = mk_send(0xa2, e.IBV_WR_SEND, [sge(la, 0, 16)])
+    a.qp.post_send(wr)
+    a.qp.post_send(wr2)
+    mems = [('target memory untouched (and the pages around it)',
+             tgt.untouched, tgt.diff),
+            ('responder\'s receive buffer untouched',
+             lambda: rv.read(4096, 0) == rv_data, lambda: 'changed')]
+    if new:
+        mems.append(('the MR registered after it untouched', new.untouched,
+                     new.diff))
+    if opcode == e.IBV_WR_RDMA_READ:
+        mems.append(('requester\'s READ buffer untouched',
+                     lambda: la.read(8192, 0) == la_data,
+                     lambda: 'changed'))
+    after_error(t, p, (0xa1, e.IBV_WC_REM_ACCESS_ERR), 0xb1, mems, (0xa2,))
+    return p, [tgt.mr, rv, la] + ([new.mr] if new else [])
+
+
+def cleanup(p, mrs):
+    p.close()
+    for m in mrs:
+        try:
+            m.close()
+        except PyverbsError:
+            pass
+
+
+@case
+def bad_rkey(env):
+    t = '1 WRITE bad rkey (key byte)'
+    p, mrs = remote_write_case(
+        env, t, lambda r: (r.mr.rkey & ~0xff) | ((r.mr.rkey + 0x55) & 0xff))
+    # 9: after the error, both QPs flush whatever is posted
+    t9 = '9 after REM_ACCESS_ERR'
+    flush_after(t9 + ' (requester)', p.a, 0x901)
+    flush_after(t9 + ' (responder)', p.b, 0x911)
+    buf = mrs[1]
+    post_recv(p.a, 0x921, [sge(buf, 0, 64)])
+    expect(t9 + ' (requester): RECV posted in ERR completes WR_FLUSH_ERR',
+           p.a.rcq, [(0x921, e.IBV_WC_WR_FLUSH_ERR)], 3)
+    post_recv(p.b, 0x931, [sge(buf, 0, 64)])
+    expect(t9 + ' (responder): RECV posted in ERR completes WR_FLUSH_ERR',
+           p.b.rcq, [(0x931, e.IBV_WC_WR_FLUSH_ERR)], 3)
+    cleanup(p, mrs)
+
+    t = '1 WRITE bad rkey (no such index)'
+    cleanup(*remote_write_case(env, t, lambda r: 0xfffff000 | 0x5a))
+
+
+@case
+def beyond_end(env):
+    t = '2 WRITE past the end of the MR'
+    # 64 bytes from 32 before the end
+    cleanup(*remote_write_case(env, t, lambda r: r.mr.rkey,
+                               raddr_fn=lambda r: r.addr(2 * PAGE - 32)))
+    t = '2 WRITE starting at the end of the MR'
+    cleanup(*remote_write_case(env, t, lambda r: r.mr.rkey, length=1,
+                               raddr_fn=lambda r: r.addr(2 * PAGE)))
+    t = '2 WRITE starting before the MR'
+    cleanup(*remote_write_case(env, t, lambda r: r.mr.rkey, length=64,
+                               raddr_fn=lambda r: r.addr(PAGE - 16)))
+    # 3000 bytes (3 packets) from 1000 before the end: the first packet
+    # alone would fit.
+    t = '2 multi-packet WRITE running past the end'
+    cleanup(*remote_write_case(env, t, lambda r: r.mr.rkey, length=3000,
+                               raddr_fn=lambda r: r.addr(2 * PAGE - 1000)))
+
+
+@case
+def no_remote_write(env):
+    t = '3 WRITE into an MR without REMOTE_WRITE'
+    cleanup(*remote_write_case(env, t, lambda r: r.mr.rkey,
+                               mr_access=LW | RR))
+    t = '3 WRITE to a QP without REMOTE_WRITE access'
+    cleanup(*remote_write_case(env, t, lambda r: r.mr.rkey,
+                               b_access=LW | RR))
+
+
+@case
+def no_remote_read(env):
+    t = '4 READ from an MR without REMOTE_READ'
+    cleanup(*remote_write_case(env, t, lambda r: r.mr.rkey,
+                               mr_access=LW | RW,
+                               opcode=e.IBV_WR_RDMA_READ))
+    t = '4 READ from a QP without REMOTE_READ access'
+    cleanup(*remote_write_case(env, t, lambda r: r.mr.rkey,
+                               b_access=LW | RW,
+                               opcode=e.IBV_WR_RDMA_READ))
+
+
+@case
+def dereg_rkey(env):
+    t = '5 WRITE to a deregistered MR\'s rkey'
+    cleanup(*remote_write_case(env, t, lambda r: r.mr.rkey, dereg=True))
+    t = '5 READ from a deregistered MR\'s rkey'
+    cleanup(*remote_write_case(env, t, lambda r: r.mr.rkey, dereg=True,
+                               opcode=e.IBV_WR_RDMA_READ))
+
+
+# --- 6, 7. RNR ------------------------------------------------------------------
+
+@case
+def rnr_zero(env, cnt):
+    t = '6 SEND, no receive, rnr_retry 0'
+    p = Pair(env, a_conn={'rnr_retry': 0}, b_conn={'min_rnr_timer': 1})
+    a, b = p.a, p.b
+    la, src = filled_mr(env, 4096, LW, 31)
+    rv, rv_data = filled_mr(env, 4096, LW, 32)
+    before = cnt.read()
+    post_send(a, 0x601, e.IBV_WR_SEND, [sge(la, 0, 32)])
+    expect(t + ': requester gets RNR_RETRY_EXC_ERR', a.scq,
+           [(0x601, e.IBV_WC_RNR_RETRY_EXC_ERR)])
+    state_check(t + ': requester QP in ERR', a, e.IBV_QPS_ERR)
+    time.sleep(0.2)
+    state_check(t + ': responder QP not in ERR (still RTS)', b,
+                e.IBV_QPS_RTS, 0)
+    expect_none(t + ': nothing on the responder\'s CQs', b.rcq)
+    expect_none(t + ': nothing on the responder\'s send CQ', b.scq, 0)
+    d = cnt.delta(before)
+    check(d.get('tx_rnr_naks', 0) == 1 and d.get('rx_rnr_naks', 0) == 1,
+          t + ': exactly one RNR NAK sent and received', d)
+    flush_after('9 after RNR_RETRY_EXC_ERR (requester)', a, 0x611)
+    # The responder is still usable: bring the requester back from RESET at
+    # the same PSN (the refused SEND never executed) and send again.
+    a.qp.modify(QPAttr(qp_state=e.IBV_QPS_RESET), e.IBV_QP_STATE)
+    check(a.state() == e.IBV_QPS_RESET, t + ': requester ERR->RESET',
+          QPS.get(a.state()))
+    connect(env, a, b.qpn, p.a_psn, p.b_psn, rnr_retry=0)
+    post_recv(b, 0x621, [sge(rv, 0, 4096)])
+    post_send(a, 0x622, e.IBV_WR_SEND, [sge(la, 100, 40)])
+    expect(t + ': responder usable: a new SEND completes', a.scq,
+           [(0x622, e.IBV_WC_SUCCESS)])
+    wc = expect(t + ': responder usable: the SEND is received', b.rcq,
+                [(0x621, e.IBV_WC_SUCCESS)])
+    if wc:
+        check(wc[0].byte_len == 40 and rv.read(40, 0) == src[100:140],
+              t + ': responder usable: right length and data',
+              wc_str(wc[0]))
+    state_check(t + ': responder still RTS', b, e.IBV_QPS_RTS, 0)
+    cleanup(p, [la, rv])
+
+
+@case
+def rnr_infinite(env, cnt):
+    t = '7 SEND, no receive, rnr_retry 7'
+    # min_rnr_timer 14: 1.28 ms between tries
+    p = Pair(env, a_conn={'rnr_retry': 7}, b_conn={'min_rnr_timer': 14})
+    a, b = p.a, p.b
+    la, src = filled_mr(env, 4096, LW, 41)
+    rv, _ = filled_mr(env, 4096, LW, 42)
+    before = cnt.read()
+    post_send(a, 0x701, e.IBV_WR_SEND, [sge(la, 0, 2500)])	# 3 packets
+    expect_none(t + ': no completion for 0.5 s without a receive', a.scq, 0.5)
+    d = cnt.delta(before)
+    n = d.get('rx_rnr_naks', 0)
+    comment('7: %d RNR NAKs in the first 0.5 s' % n)
+    check(n > 7, t + ': RNR retried past 7 times (infinite)', d)
+    post_recv(b, 0x711, [sge(rv, 0, 4096)])
+    expect(t + ': SEND completes once a receive is posted', a.scq,
+           [(0x701, e.IBV_WC_SUCCESS)])
+    wc = expect(t + ': the receive completes', b.rcq,
+                [(0x711, e.IBV_WC_SUCCESS)])
+    if wc:
+        check(wc[0].byte_len == 2500 and rv.read(2500, 0) == src[:2500],
+              t + ': byte_len 2500 and the data', wc_str(wc[0]))
+    state_check(t + ': requester still RTS', a, e.IBV_QPS_RTS, 0)
+    state_check(t + ': responder still RTS', b, e.IBV_QPS_RTS, 0)
+    cleanup(p, [la, rv])
+
+
+# --- 8. retries exhausted -----------------------------------------------------
+
+def retry_exc(env, cnt, t, side, timeout, retry_cnt, mrs, counts=True):
+    la = mrs[0]
+    before = cnt.read()
+    t0 = time.monotonic()
+    post_send(side, 0x801, e.IBV_WR_SEND, [sge(la, 0, 64)])
+    wc = expect(t + ': requester gets RETRY_EXC_ERR', side.scq,
+                [(0x801, e.IBV_WC_RETRY_EXC_ERR)], 15)
+    el = time.monotonic() - t0
+    tmo = 4.096e-6 * (1 << timeout)
+    comment('%s: error after %.3f s (timeout %d is %.1f ms, retry_cnt %d)' %
+            (t, el, timeout, tmo * 1e3, retry_cnt))
+    if wc:
+        check(el < 5.0 and el >= (retry_cnt + 1) * tmo,
+              t + ': within 5 s, after at least (retry_cnt + 1) timeouts',
+              '%.3f s' % el)
+    state_check(t + ': requester QP in ERR', side, e.IBV_QPS_ERR)
+    d = cnt.delta(before)
+    comment('%s: counters %s' % (t, d))
+    if counts:
+        check(d.get('ack_timeouts', 0) == retry_cnt + 1 and
+              d.get('retransmits', 0) == retry_cnt,
+              t + ': %d timeouts, %d retransmissions' % (retry_cnt + 1,
+                                                         retry_cnt), d)
+    flush_after('9 after RETRY_EXC_ERR (%s)' % t.split(':')[0], side, 0x811)
+    return d
+
+
+@case
+def unreachable(env, cnt, blackhole):
+    la, _ = filled_mr(env, 4096, LW, 51)
+    # 8a: an address nobody answers ARP for
+    t = '8 unresolvable 198.18.0.200'
+    s = Side(env)
+    try:
+        connect(env, s, 0x123, 0x10, 0x20, dgid=gid_of('198.18.0.200'),
+                timeout=8, retry_cnt=2)
+    except PyverbsRDMAError as x:
+        comment('%s: the AV could not be set: %s (errno %d); fall back on a '
+                'destroyed peer QP' % (t, x, x.error_code))
+    else:
+        comment('%s: the AV was accepted' % t)
+        retry_exc(env, cnt, t, s, 8, 2, [la], counts=False)
+    s.close()
+
+    # 8b: a neighbour entry the caller made, on a wire nobody listens on
+    if blackhole:
+        t = '8 peer %s silent on the wire' % blackhole
+        s = Side(env)
+        connect(env, s, 0x123, 0x10, 0x20, dgid=gid_of(blackhole),
+                timeout=10, retry_cnt=2)
+        retry_exc(env, cnt, t, s, 10, 2, [la])
+        s.close()
+
+    # 8c: the peer QP is destroyed, so its QPN no longer exists here
+    t = '8 destroyed peer QP'
+    p = Pair(env, a_conn={'timeout': 8, 'retry_cnt': 2})
+    gone = p.b.qpn
+    p.b.close()
+    d = retry_exc(env, cnt, t, p.a, 8, 2, [la])
+    check(d.get('rx_drop_no_qp', 0) == 3,
+          t + ': its 3 packets counted in rx_drop_no_qp', d)
+    comment('8: destroyed QPN %#x' % gone)
+    p.a.close()
+    la.close()
+
+
+# --- 10. receive too small ------------------------------------------------------
+
+@case
+def recv_too_small(env):
+    for t, n, rlen in (('10 SEND 200 bytes into a 64-byte receive', 200, 64),
+                       ('10 3-packet SEND into a 2000-byte receive', 3000,
+                        2000)):
+        p = Pair(env)
+        a, b = p.a, p.b
+        la, _ = filled_mr(env, 4096, LW, 61)
+        rv, rv_data = filled_mr(env, 4096, LW, 62)
+        post_recv(b, 0xa01, [sge(rv, 0, rlen)])
+        post_recv(b, 0xa02, [sge(rv, 2048 if rlen < 2048 else 2000, 64)])
+        post_send(a, 0xa11, e.IBV_WR_SEND, [sge(la, 0, n)])
+        expect(t + ': requester gets REM_INV_REQ_ERR', a.scq,
+               [(0xa11, e.IBV_WC_REM_INV_REQ_ERR)])
+        state_check(t + ': requester QP in ERR', a, e.IBV_QPS_ERR)
+        expect(t + ': responder recv LOC_LEN_ERR, next recv WR_FLUSH_ERR',
+               b.rcq, [(0xa01, e.IBV_WC_LOC_LEN_ERR),
+                       (0xa02, e.IBV_WC_WR_FLUSH_ERR)])
+        state_check(t + ': responder QP in ERR', b, e.IBV_QPS_ERR)
+        cur = rv.read(4096, 0)
+        check(cur[rlen:] == rv_data[rlen:],
+              t + ': nothing written past the receive buffer')
+        flush_after('9 after LOC_LEN_ERR (responder, %d bytes)' % n, b,
+                    0xa21)
+        cleanup(p, [la, rv])
+
+
+class Env:
+    def __init__(self, dev, ip):
+        self.dev = dev
+        self.ctx = Context(name=dev)
+        self.pd = PD(self.ctx)
+        self.gid = gid_of(ip)
+        self.gid_index = find_gid_index(dev, self.gid)
+        da = self.ctx.query_device()
+        self.rd_atom = max(1, min(4, da.max_qp_rd_atom))
+        self.port_mtu = self.ctx.query_port(1).active_mtu
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('dev')
+    ap.add_argument('--ip', required=True)
+    ap.add_argument('--blackhole')
+    args = ap.parse_args()
+    t0 = time.monotonic()
+    env = Env(args.dev, args.ip)
+    check(env.gid_index is not None,
+          'IPv4 RoCE v2 GID %s found in sysfs' % env.gid)
+    if env.gid_index is None:
+        return 1
+    comment('GID index %d, active MTU enum %d, rd_atom %d' %
+            (env.gid_index, env.port_mtu, env.rd_atom))
+    cnt = Counters(args.dev)
+    qp_state_machine(env)
+    happy_send(env)
+    happy_write(env)
+    happy_write_imm(env)
+    happy_read(env)
+    happy_inline(env)
+    happy_zero(env)
+    happy_unsignaled(env)
+    happy_sge(env)
+    happy_big(env)
+    bad_rkey(env)
+    beyond_end(env)
+    no_remote_write(env)
+    no_remote_read(env)
+    dereg_rkey(env)
+    rnr_zero(env, cnt)
+    rnr_infinite(env, cnt)
+    unreachable(env, cnt, args.blackhole)
+    recv_too_small(env)
+    env.pd.close()
+    env.ctx.close()
+    comment('rc_errors.py took %.1f s, %d check(s) failed' %
+            (time.monotonic() - t0, tap.failed))
+    return 1 if tap.failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
