@@ -32,17 +32,20 @@ top=$(dirname "$here")
 
 rounds=2 drivers=sroce,rxe setups=one,two out=$top/build/bench vm_timeout=900
 while [ $# -gt 0 ]; do
+	[ $# -ge 2 ] || usage
 	case $1 in
-	--rounds) rounds=${2:-}; shift 2 ;;
-	--drivers) drivers=${2:-}; shift 2 ;;
-	--setups) setups=${2:-}; shift 2 ;;
-	--out) out=${2:-}; shift 2 ;;
-	--timeout) vm_timeout=${2:-}; shift 2 ;;
+	--rounds) rounds=$2 ;;
+	--drivers) drivers=$2 ;;
+	--setups) setups=$2 ;;
+	--out) out=$2 ;;
+	--timeout) vm_timeout=$2 ;;
 	*) usage ;;
 	esac
+	shift 2
 done
-[[ $rounds =~ ^[1-9][0-9]*$ ]] || usage
-[[ $vm_timeout =~ ^[1-9][0-9]*$ ]] || usage
+for v in "$rounds" "$vm_timeout" "${BENCH_SECS:-5}" "${BENCH_ITERS:-1000}" "${BENCH_TIMEOUT:-60}"; do
+	[[ $v =~ ^[1-9][0-9]*$ ]] || usage
+done
 IFS=, read -ra DRIVERS <<<"$drivers"
 IFS=, read -ra SETUPS <<<"$setups"
 for d in "${DRIVERS[@]}"; do [[ $d =~ ^(sroce|rxe)$ ]] || usage; done

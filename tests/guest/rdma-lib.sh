@@ -8,6 +8,8 @@
 #   pair NAME SERVER_VM SECS SERVER_CMD... -- CLIENT_CMD...
 #                         run one server/client pair across the guests
 
+# Addresses set up by guest-init.sh; the scripts sourcing this use them.
+# shellcheck disable=SC2034
 RDMA_ME=${SROCE_VM_INDEX:?}
 RDMA_PEER=$((1 - RDMA_ME))
 MY_V4=198.18.0.$((RDMA_ME + 1))
@@ -50,11 +52,12 @@ if a.version == 4:
 print(a.exploded)' "$1"
 }
 
-# One look at the table, in index order without forking (it has 1024
-# entries under TCG-slow sysfs); prints the index or fails.
+# One look at the table; prints the index or fails. The table has 1024
+# entries and sysfs is slow under TCG, so it is read with the shell's own
+# read, in index order, without a process per entry.
 gid_lookup() {
 	local dir=/sys/class/infiniband/$1/ports/1 want=$2 i n g ty
-	n=$(find "$dir/gids" -mindepth 1 -maxdepth 1 | wc -l)
+	n=$(find "$dir/gids" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)
 	for ((i = 0; i < n; i++)); do
 		read -r g <"$dir/gids/$i" 2>/dev/null || continue
 		[ "$g" = "$want" ] || continue
@@ -86,7 +89,9 @@ gid_index() {
 
 # barrier NAME [SECS]: mark this guest as having reached NAME and wait, at
 # most SECS (default 120), for the other guest to reach it too. Every call
-# gets the next sequence number, so a name may be reused.
+# gets the next sequence number (shared with pair), so each barrier's files
+# are unique in a run and a name may be reused; vm-run.sh empties the shared
+# directory before each run.
 barrier() {
 	local name
 	RDMA_SEQ=$((RDMA_SEQ + 1))
