@@ -56,9 +56,11 @@ ip addr del 198.19.7.7/24 dev eth0
 t "GID removed with the address" wait_for 10 bash -c "! ibv_devinfo -v -d sroce0 | grep -q '::ffff:198.19.7.7'"
 
 # Port state and MTU follow the netdev, with async events.
-ibv_asyncwatch -d sroce0 > /tmp/async.log 2>&1 &
+stdbuf -oL ibv_asyncwatch -d sroce0 > /tmp/async.log 2>&1 &
 aw=$!
-sleep 1
+# It must be listening before the port changes; a loaded debug guest can
+# take seconds to get there.
+wait_for 30 grep -q 'async event FD' /tmp/async.log || sleep 5
 ip link set eth0 down
 t "port down when the netdev goes down" wait_for 10 bash -c '[ "$(devinfo_field sroce0 state)" = "PORT_DOWN (1)" ]'
 ip link set eth0 up
