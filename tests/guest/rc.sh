@@ -120,6 +120,55 @@ pingpong() {
 		ibv_rc_pingpong -d "$DEV" -g "$idx" -p @PORT@ -c "$@" "$PEER_V4"
 }
 
+# After a failed run both guests look at what went wrong, and agree:
+# - if they no longer reach each other over IP (QEMU's socket link has been
+#   seen to stall for good under heavy traffic on a loaded host), the
+#   remaining runs are skipped and counted as one failure instead of each
+#   waiting for its timeout;
+# - if perftest on either side could not calibrate its cycle counter
+#   ("Correlation coefficient r^2 < 0.9", TCG timing noise), the run is
+#   repeated once and only the second outcome counts.
+LINK=ok SKIPPED=0 VERDICT=
+after_failure() {
+	local seq=$RDMA_SEQ link=ok clock=ok peer_link peer_clock
+	grep -q 'Correlation coefficient r^2' "$PAIR_LOG" && clock=bad
+	wait_for 15 ping -c1 -W1 "$PEER_V4" || link=lost
+	echo "$link $clock" >"$RDMA_SYNC/after.$seq.$me"
+	barrier after 120 || link=lost
+	read -r peer_link peer_clock <"$RDMA_SYNC/after.$seq.$RDMA_PEER" || peer_link=lost
+	if [ $link != ok ] || [ "$peer_link" != ok ]; then
+		VERDICT=lost
+	elif [ $clock != ok ] || [ "$peer_clock" != ok ]; then
+		VERDICT=clock
+	else
+		VERDICT=failed
+	fi
+}
+
+# step perf|rping_pair|pingpong ARGS...: one pair (two for a perftest clock
+# calibration failure), unless the link is lost.
+step() {
+	local try
+	if [ $LINK != ok ]; then
+		SKIPPED=$((SKIPPED + 1))
+		return
+	fi
+	for try in 1 2; do
+		PAIR_DEFER=1 "$@"
+		[ "$(pair_client_rc)" != 0 ] || break
+		after_failure
+		if [ "$VERDICT" = lost ]; then
+			LINK=lost
+			pair_report_last
+			not_ok "IP link between the guests still up after a failed run"
+			return
+		fi
+		if [ "$VERDICT" != clock ] || [ $try = 2 ]; then break; fi
+		echo "# $PAIR_NAME: perftest could not calibrate its clock (TCG timing); once more"
+	done
+	pair_report_last
+}
+
 BW="ib_send_bw ib_write_bw ib_read_bw"
 LAT="ib_send_lat ib_write_lat ib_read_lat"
 
@@ -127,36 +176,42 @@ if [ "$MODE" = full ]; then
 	for srv in 1 0; do
 		for gid in v4 v6; do
 			for tool in $BW $LAT; do
-				perf "$tool" "$srv" "$gid" "$T_SWEEP" -a -n 5
+				step perf "$tool" "$srv" "$gid" "$T_SWEEP" -a -n 5
 			done
 		done
-		for tool in $BW $LAT; do
-			perf "$tool" "$srv" cm "$T_ONE" -n 5
+		# rdma_cm: bandwidth tools only. perftest 4.5's latency tools
+		# connect their test QP right after the rdma_cm exchange of
+		# parameters, with no retry, and lose the race against the
+		# server's second listen under TCG now and then: REJECTED
+		# (invalid service ID), then the client segfaults in librdmacm.
+		for tool in $BW; do
+			step perf "$tool" "$srv" cm "$T_ONE" -n 5
 		done
-		rping_pair "$srv" v4
-		rping_pair "$srv" v6
+		step rping_pair "$srv" v4
+		step rping_pair "$srv" v6
 		for gid in v4 v6; do
 			for size in 1 1500 65536; do
-				pingpong "$srv" "$gid" -s $size -n 20
+				step pingpong "$srv" "$gid" -s $size -n 20
 			done
 		done
-		pingpong "$srv" v4 -s 4096 -n 20 -e -N	# CQ events, new post-send API
+		step pingpong "$srv" v4 -s 4096 -n 20 -e -N	# CQ events, new post-send API
 	done
 else
 	# Every tool once, both GIDs, rdma_cm, both directions, no sweeps
 	# (a sweep takes minutes in the debug kernel); the sizes take in one
 	# packet, the MTU's edges and messages of many packets up to 1 MiB.
-	perf ib_write_bw 1 v4 "$T_ONE" -s 1048576 -n 5
-	perf ib_read_bw 0 v6 "$T_ONE" -s 1048576 -n 5
-	perf ib_send_bw 1 cm "$T_ONE" -s 4097 -n 5
-	perf ib_send_lat 0 v6 "$T_ONE" -s 1025 -n 5
-	perf ib_write_lat 0 v4 "$T_ONE" -s 2 -n 5
-	perf ib_read_lat 1 v6 "$T_ONE" -s 1024 -n 5
-	rping_pair 1 v4
-	rping_pair 0 v6
-	pingpong 1 v6 -s 65536 -n 10
-	pingpong 0 v4 -s 1 -n 10 -e
+	step perf ib_write_bw 1 v4 "$T_ONE" -s 1048576 -n 5
+	step perf ib_read_bw 0 v6 "$T_ONE" -s 1048576 -n 5
+	step perf ib_send_bw 1 cm "$T_ONE" -s 4097 -n 5
+	step perf ib_send_lat 0 v6 "$T_ONE" -s 1025 -n 5
+	step perf ib_write_lat 0 v4 "$T_ONE" -s 2 -n 5
+	step perf ib_read_lat 1 v6 "$T_ONE" -s 1024 -n 5
+	step rping_pair 1 v4
+	step rping_pair 0 v6
+	step pingpong 1 v6 -s 65536 -n 10
+	step pingpong 0 v4 -s 1 -n 10 -e
 fi
+[ $SKIPPED = 0 ] || not_ok "$SKIPPED runs skipped: the guests lost their IP link"
 
 barrier finished 300
 t "rdma link delete $DEV" rdma link delete "$DEV"

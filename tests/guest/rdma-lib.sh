@@ -113,6 +113,7 @@ first_line() { head -n1 "$1" 2>/dev/null; }
 # Each side reports one TAP line, "NAME (server)" or "NAME (client)", and
 # keeps its output in $RDMA_LOGS. The word @PORT@ in either command becomes
 # a TCP/rdma_cm port of its own for this pair.
+# The outcome is left in PAIR_NAME, PAIR_RC, PAIR_LOG and PAIR_T0.
 # A server that had to be killed fails, unless PAIR_LINGER_OK names a
 # command that, given the server's log, accepts it (after a client that
 # passed); PAIR_LINGER_WHY then says why, in the TAP output.
@@ -173,7 +174,7 @@ pair() {
 		[ "$left" -gt 0 ] || left=1
 		wait_for "$left" test -e "$RDMA_SYNC/$id.done" ||
 			echo "# the client never finished" >>"$log"
-		pair_report "$name (server)" "$rc" "$log" "$s"
+		PAIR_NAME="$name (server)"
 	else
 		log+=.client.log
 		echo "# $name: client: ${ccmd[*]}" >"$log"
@@ -188,10 +189,16 @@ pair() {
 			rc=$?
 		fi
 		echo "$rc" >"$RDMA_SYNC/$id.done"
-		pair_report "$name (client)" "$rc" "$log" "$s"
+		PAIR_NAME="$name (client)"
 	fi
+	PAIR_RC=$rc PAIR_LOG=$log PAIR_T0=$s
+	[ -n "${PAIR_DEFER:-}" ] || pair_report_last
 	[ "$rc" = 0 ]
 }
+
+# The TAP line of the last pair on this guest (pair prints it itself unless
+# PAIR_DEFER is set, for a caller that may run the pair again first).
+pair_report_last() { pair_report "$PAIR_NAME" "$PAIR_RC" "$PAIR_LOG" "$PAIR_T0"; }
 
 # pair_stacks PID: where each process below PID (timeout(1)) and each of
 # its threads wait, for a server that did not exit.
