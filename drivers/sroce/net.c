@@ -98,11 +98,6 @@ static bool sroce_icrc_ok(struct sk_buff *skb)
 	return ~crc == le32_to_cpu(wire);
 }
 
-bool sroce_skb_icrc_ok(struct sk_buff *skb)
-{
-	return sroce_icrc_ok(skb);
-}
-
 static bool sroce_is_response(u8 opcode)
 {
 	switch (opcode & SROCE_OP_MASK) {
@@ -205,7 +200,6 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool local)
 		sroce_count(sdev, SROCE_CNT_RX_ICRC_ERR, 1);
 		goto drop;
 	}
-	pkt.icrc_ok = true;
 
 	qp = sroce_qp_get(sdev, pkt.qpn);
 	if (!qp) {

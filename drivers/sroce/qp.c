@@ -142,12 +142,6 @@ static void sroce_rq_flush(struct sroce_qp *qp)
 	sroce_queue_publish_cons(&qp->rq);
 }
 
-/* Enter ERR with both locks held; flushing happens in sroce_qp_error(). */
-static void sroce_qp_set_err_locked(struct sroce_qp *qp)
-{
-	qp->state = IB_QPS_ERR;
-}
-
 /**
  * sroce_qp_error() - move a QP to the error state and flush it
  * @qp: the QP
@@ -162,7 +156,7 @@ void sroce_qp_error(struct sroce_qp *qp)
 	spin_lock_bh(&qp->sq_lock);
 	spin_lock(&qp->rq_lock);
 	ev = qp->state != IB_QPS_ERR && qp->state != IB_QPS_RESET;
-	sroce_qp_set_err_locked(qp);
+	qp->state = IB_QPS_ERR;
 	sroce_rq_flush(qp);
 	spin_unlock(&qp->rq_lock);
 	sroce_comp_flush(qp);

@@ -424,8 +424,8 @@ struct sk_buff *sroce_req_next(struct sroce_qp *qp, u32 *psn)
 	if (err == -ENOMEM) {
 		sroce_qp_schedule(qp, 1);
 	} else if (err) {
-		w->bad = err == -EACCES ? IB_WC_LOC_PROT_ERR :
-					  IB_WC_LOC_PROT_ERR;
+		/* Bad lkey, foreign PD, no right or out of bounds. */
+		w->bad = IB_WC_LOC_PROT_ERR;
 		if (qp->req_cur == qp->sq.cons)
 			fail = true;
 	}

@@ -185,14 +185,13 @@ static int sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	struct sroce_copy c = { .skb = pkt->skb, .off = pkt->payoff,
 				.to_mr = true };
 	u8 op = pkt->opcode & SROCE_OP_MASK;
+	bool first = op == SROCE_OP_SEND_FIRST || op == SROCE_OP_SEND_ONLY ||
+		     op == SROCE_OP_SEND_ONLY_IMM;
 	bool last = op != SROCE_OP_SEND_FIRST && op != SROCE_OP_SEND_MIDDLE;
 	int err;
 
 	/* rcv_off also tracks a WRITE; a new SEND starts from zero. */
-	if (op != SROCE_OP_SEND_MIDDLE && !last)
-		qp->rcv_off = 0;
-	else if (op != SROCE_OP_SEND_MIDDLE && op != SROCE_OP_SEND_LAST &&
-		 op != SROCE_OP_SEND_LAST_IMM)
+	if (first)
 		qp->rcv_off = 0;
 	if (!qp->have_rwqe) {
 		err = sroce_resp_get_rwqe(qp);

@@ -364,7 +364,6 @@ struct sroce_pkt {
 	u32			paylen;		/* payload bytes, no pad */
 	u32			payoff;		/* payload offset from skb->data */
 	u32			padlen;
-	bool			icrc_ok;	/* already checked (or local) */
 	struct sroce_reth	reth;
 	struct sroce_aeth	aeth;
 	struct sroce_atmeth	atmeth;
@@ -491,7 +490,6 @@ int sroce_pkt_xmit(struct sroce_qp *qp, struct sk_buff *skb);
 u32 sroce_pkt_icrc_start(struct sk_buff *skb);
 void sroce_pkt_icrc_end(struct sk_buff *skb, u32 crc);
 void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool local);
-bool sroce_skb_icrc_ok(struct sk_buff *skb);
 
 /* qp.c */
 int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
