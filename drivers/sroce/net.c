@@ -368,17 +368,28 @@ struct sk_buff *sroce_pkt_alloc(struct sroce_qp *qp, const struct rxe_av *av,
 	return skb;
 }
 
-/* The ICRC state after IP, UDP and BTH of a packet from sroce_pkt_alloc(). */
-u32 sroce_pkt_icrc_start(struct sk_buff *skb)
+/*
+ * The ICRC state after the headers of a packet from sroce_pkt_alloc(): IP,
+ * UDP, BTH and the extension headers the caller wrote up to @end.
+ */
+u32 sroce_pkt_icrc_start(struct sk_buff *skb, const u8 *end)
 {
-	return sroce_icrc_hdr(skb_network_header(skb),
-			      skb->protocol == htons(ETH_P_IPV6));
+	const u8 *ext = skb->data + sizeof(struct sroce_bth);
+	u32 crc;
+
+	crc = sroce_icrc_hdr(skb_network_header(skb),
+			     skb->protocol == htons(ETH_P_IPV6));
+	return crc32_le(crc, ext, end - ext);
 }
 
-/* Close the ICRC over the last 4 bytes (after the caller's pad). */
-void sroce_pkt_icrc_end(struct sk_buff *skb, u32 crc)
+/* Zero the @pad bytes before the ICRC, fold them in, write the ICRC. */
+void sroce_pkt_icrc_end(struct sk_buff *skb, u32 crc, unsigned int pad)
 {
-	put_unaligned_le32(~crc, skb_tail_pointer(skb) - SROCE_ICRC_LEN);
+	u8 *icrc = skb_tail_pointer(skb) - SROCE_ICRC_LEN;
+
+	memset(icrc - pad, 0, pad);
+	crc = crc32_le(crc, icrc - pad, pad);
+	put_unaligned_le32(~crc, icrc);
 }
 
 /* The sroce device a local address belongs to, with a reference. */

@@ -679,12 +679,26 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *a, int mask,
 	return 0;
 }
 
+/* A kernel consumer's SGE list in the ring's form. Return: total bytes. */
+u32 sroce_sge_to_ring(struct rxe_sge *dst, const struct ib_sge *src, int n)
+{
+	u32 len = 0;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		dst[i].addr = src[i].addr;
+		dst[i].length = src[i].length;
+		dst[i].lkey = src[i].lkey;
+		len += src[i].length;
+	}
+	return len;
+}
+
 /* Write a kernel consumer's send WR into the SQ ring as the provider would. */
 static int sroce_post_one_send(struct sroce_qp *qp, const struct ib_send_wr *wr)
 {
 	struct rxe_send_wqe *w;
-	u32 len = 0;
-	int i;
+	u32 len;
 
 	if (sroce_q_next(qp->sq.prod, qp->sq.index_mask) == qp->sq.cons)
 		return -ENOMEM;
@@ -713,12 +727,7 @@ static int sroce_post_one_send(struct sroce_qp *qp, const struct ib_send_wr *wr)
 		w->wr.wr.ud.ah_num = to_sah(ud_wr(wr)->ah)->num;
 		w->wr.wr.ud.av = to_sah(ud_wr(wr)->ah)->av;
 	}
-	for (i = 0; i < wr->num_sge; i++) {
-		w->dma.sge[i].addr = wr->sg_list[i].addr;
-		w->dma.sge[i].length = wr->sg_list[i].length;
-		w->dma.sge[i].lkey = wr->sg_list[i].lkey;
-		len += wr->sg_list[i].length;
-	}
+	len = sroce_sge_to_ring(w->dma.sge, wr->sg_list, wr->num_sge);
 	w->dma.num_sge = wr->num_sge;
 	w->dma.length = len;
 	w->dma.resid = len;
@@ -776,12 +785,11 @@ int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad)
 {
 	struct sroce_qp *qp = to_sqp(ibqp);
-	int err = 0, i;
+	int err = 0;
 
 	spin_lock_bh(&qp->rq_lock);
 	for (; wr; wr = wr->next) {
 		struct rxe_recv_wqe *w;
-		u32 len = 0;
 
 		if (sroce_q_next(qp->rq.prod, qp->rq.index_mask) ==
 		    qp->rq.cons || wr->num_sge > qp->cap.max_recv_sge) {
@@ -791,14 +799,9 @@ int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		}
 		w = sroce_queue_slot(&qp->rq, qp->rq.prod);
 		w->wr_id = wr->wr_id;
-		for (i = 0; i < wr->num_sge; i++) {
-			w->dma.sge[i].addr = wr->sg_list[i].addr;
-			w->dma.sge[i].length = wr->sg_list[i].length;
-			w->dma.sge[i].lkey = wr->sg_list[i].lkey;
-			len += wr->sg_list[i].length;
-		}
 		w->dma.num_sge = wr->num_sge;
-		w->dma.length = len;
+		w->dma.length = sroce_sge_to_ring(w->dma.sge, wr->sg_list,
+						  wr->num_sge);
 		qp->rq.prod = sroce_q_next(qp->rq.prod, qp->rq.index_mask);
 	}
 	sroce_queue_publish_prod(&qp->rq);

@@ -334,9 +334,7 @@ static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 		memcpy(p, &w->imm, sizeof(w->imm));
 		p += sizeof(w->imm);
 	}
-	crc = sroce_pkt_icrc_start(skb);
-	crc = crc32_le(crc, skb->data + sizeof(*bth),
-		       p - skb->data - sizeof(*bth));
+	crc = sroce_pkt_icrc_start(skb, p);
 	if (paylen) {
 		c.buf = p;
 		c.crc = &crc;
@@ -353,9 +351,7 @@ static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 		}
 		p += paylen;
 	}
-	memset(p, 0, pad);
-	crc = crc32_le(crc, p, pad);
-	sroce_pkt_icrc_end(skb, crc);
+	sroce_pkt_icrc_end(skb, crc, pad);
 
 	if (last) {
 		w->last_psn = sroce_psn_add(psn, npkts - 1);

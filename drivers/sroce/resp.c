@@ -606,9 +606,7 @@ static struct sk_buff *sroce_resp_read_pkt(struct sroce_qp *qp,
 				SROCE_AETH_ACK_UNLIMITED, j->msn);
 		p += sizeof(struct sroce_aeth);
 	}
-	crc = sroce_pkt_icrc_start(skb);
-	crc = crc32_le(crc, skb->data + sizeof(struct sroce_bth),
-		       p - skb->data - sizeof(struct sroce_bth));
+	crc = sroce_pkt_icrc_start(skb, p);
 	c.buf = p;
 	c.crc = &crc;
 	if (paylen && sroce_mr_copy_rkey(qp->ibqp.pd, j->rkey, j->va + j->off,
@@ -617,9 +615,7 @@ static struct sk_buff *sroce_resp_read_pkt(struct sroce_qp *qp,
 		return NULL;
 	}
 	p += paylen;
-	memset(p, 0, pad);
-	crc = crc32_le(crc, p, pad);
-	sroce_pkt_icrc_end(skb, crc);
+	sroce_pkt_icrc_end(skb, crc, pad);
 	j->off += paylen;
 	*psnp = psn;
 	return skb;
@@ -640,10 +636,8 @@ static struct sk_buff *sroce_resp_ack_pkt(struct sroce_qp *qp,
 	sroce_aeth_init((struct sroce_aeth *)(skb->data +
 					      sizeof(struct sroce_bth)),
 			j->syn, j->msn);
-	crc = sroce_pkt_icrc_start(skb);
-	crc = crc32_le(crc, skb->data + sizeof(struct sroce_bth),
-		       sizeof(struct sroce_aeth));
-	sroce_pkt_icrc_end(skb, crc);
+	crc = sroce_pkt_icrc_start(skb, skb->data + hlen);
+	sroce_pkt_icrc_end(skb, crc, 0);
 	return skb;
 }
 

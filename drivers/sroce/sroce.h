@@ -487,8 +487,8 @@ struct sroce_dev *sroce_dev_get_by_netdev(struct net_device *ndev);
 struct sk_buff *sroce_pkt_alloc(struct sroce_qp *qp, const struct rxe_av *av,
 				u16 sport, unsigned int len);
 int sroce_pkt_xmit(struct sroce_qp *qp, struct sk_buff *skb);
-u32 sroce_pkt_icrc_start(struct sk_buff *skb);
-void sroce_pkt_icrc_end(struct sk_buff *skb, u32 crc);
+u32 sroce_pkt_icrc_start(struct sk_buff *skb, const u8 *end);
+void sroce_pkt_icrc_end(struct sk_buff *skb, u32 crc, unsigned int pad);
 void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool local);
 
 /* qp.c */
@@ -506,6 +506,7 @@ void sroce_qp_run(struct sroce_qp *qp);
 void sroce_qp_schedule(struct sroce_qp *qp, unsigned long delay);
 int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad);
+u32 sroce_sge_to_ring(struct rxe_sge *dst, const struct ib_sge *src, int n);
 int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad);
 int sroce_complete(struct sroce_qp *qp, struct ib_cq *ibcq,
