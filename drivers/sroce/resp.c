@@ -10,8 +10,6 @@
  * PSN order in qp->jobs and sent by the QP's transmit loop; an ACK queued
  * behind another ACK replaces it, which coalesces ACKs under load.
  */
-#include <linux/crc32.h>
-
 #include "sroce.h"
 
 /* qp->in_msg: the kind of multi-packet message in progress. */
