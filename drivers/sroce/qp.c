@@ -228,9 +228,12 @@ void sroce_qp_run(struct sroce_qp *qp)
 	do {
 		while (test_and_clear_bit(SROCE_QP_AGAIN, &qp->flags)) {
 			if (sroce_tx_pass(qp, SROCE_TX_BUDGET)) {
-				clear_bit_unlock(SROCE_QP_RUNNING, &qp->flags);
-				sroce_qp_schedule(qp, qp->tx_backoff ? 1 : 0);
+				/* Only the owner may touch tx_backoff. */
+				unsigned long delay = qp->tx_backoff ? 1 : 0;
+
 				qp->tx_backoff = false;
+				clear_bit_unlock(SROCE_QP_RUNNING, &qp->flags);
+				sroce_qp_schedule(qp, delay);
 				return;
 			}
 		}

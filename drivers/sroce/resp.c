@@ -683,6 +683,16 @@ struct sk_buff *sroce_resp_next(struct sroce_qp *qp, u32 *psn)
 	return skb;
 }
 
+/* Whether @psn is one of the response packets of READ job @j. */
+static bool sroce_rjob_covers(struct sroce_qp *qp, const struct sroce_rjob *j,
+			      u32 psn)
+{
+	int d = sroce_psn_diff(psn, j->psn);
+
+	return j->type == SROCE_RJOB_READ && d >= 0 &&
+	       d < sroce_req_npkts(0, j->len, qp->pmtu);
+}
+
 /**
  * sroce_resp_rewind() - a READ response at @psn was dropped on the way out
  * @qp: the QP
@@ -695,18 +705,16 @@ void sroce_resp_rewind(struct sroce_qp *qp, u32 psn)
 	spin_lock_bh(&qp->rq_lock);
 	if (qp->job_head != qp->job_tail) {
 		j = &qp->jobs[qp->job_head % SROCE_RJOBS];
-		if (j->type == SROCE_RJOB_READ &&
-		    sroce_psn_cmp(psn, j->psn) >= 0) {
-			j->off = min(j->len, sroce_psn_add(psn, -j->psn) *
-					     qp->pmtu);
+		if (sroce_rjob_covers(qp, j, psn)) {
+			j->off = sroce_psn_diff(psn, j->psn) * qp->pmtu;
 			goto out;
 		}
 	}
+	/* The last packet of the job before it (a dropped ACK is not). */
 	j = &qp->rjob_last;
-	if (j->type == SROCE_RJOB_READ && j->len &&
-	    sroce_psn_cmp(psn, j->psn) >= 0 &&
+	if (j->len && sroce_rjob_covers(qp, j, psn) &&
 	    qp->job_tail - qp->job_head < SROCE_RJOBS) {
-		j->off = min(j->len, sroce_psn_add(psn, -j->psn) * qp->pmtu);
+		j->off = sroce_psn_diff(psn, j->psn) * qp->pmtu;
 		qp->job_head--;
 		qp->jobs[qp->job_head % SROCE_RJOBS] = *j;
 		qp->rd_pending++;
