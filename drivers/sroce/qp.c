@@ -158,6 +158,10 @@ void sroce_qp_error(struct sroce_qp *qp)
 	ev = qp->state != IB_QPS_ERR && qp->state != IB_QPS_RESET;
 	qp->state = IB_QPS_ERR;
 	sroce_rq_flush(qp);
+	if (qp->user && qp->rq.buf && !qp->dying) {
+		qp->rq_err_delay = 1;
+		mod_delayed_work(sroce_wq, &qp->rq_err_work, 1);
+	}
 	spin_unlock(&qp->rq_lock);
 	sroce_comp_flush(qp);
 	spin_unlock_bh(&qp->sq_lock);
@@ -248,6 +252,35 @@ void sroce_qp_schedule(struct sroce_qp *qp, unsigned long delay)
 {
 	if (!READ_ONCE(qp->dying))
 		mod_delayed_work(sroce_wq, &qp->tx_work, delay);
+}
+
+/*
+ * The rxe provider posts a receive without entering the kernel, so nothing
+ * would flush one posted to a user QP already in ERR. While the QP stays in
+ * ERR this looks at its RQ ring: at once, then less and less often, up to
+ * every SROCE_ERR_POLL_MAX jiffies.
+ */
+#define SROCE_ERR_POLL_MAX	(HZ / 10)
+
+static void sroce_rq_err_work(struct work_struct *w)
+{
+	struct sroce_qp *qp = container_of(to_delayed_work(w), struct sroce_qp,
+					   rq_err_work);
+	u32 cons;
+
+	spin_lock_bh(&qp->rq_lock);
+	if (qp->state == IB_QPS_ERR && !qp->dying) {
+		cons = qp->rq.cons;
+		sroce_rq_flush(qp);
+		if (cons != qp->rq.cons)
+			qp->rq_err_delay = 1;
+		else
+			qp->rq_err_delay = min_t(unsigned long,
+						 2 * qp->rq_err_delay,
+						 SROCE_ERR_POLL_MAX);
+		mod_delayed_work(sroce_wq, &qp->rq_err_work, qp->rq_err_delay);
+	}
+	spin_unlock_bh(&qp->rq_lock);
 }
 
 static void sroce_tx_work(struct work_struct *w)
@@ -385,6 +418,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	spin_lock_init(&qp->sq_lock);
 	spin_lock_init(&qp->rq_lock);
 	INIT_DELAYED_WORK(&qp->tx_work, sroce_tx_work);
+	INIT_DELAYED_WORK(&qp->rq_err_work, sroce_rq_err_work);
 	hrtimer_init(&qp->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
 	qp->timer.function = sroce_req_timer;
 	qp->state = IB_QPS_RESET;
@@ -442,6 +476,7 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	xa_erase_bh(&sdev->qp_xa, ibqp->qp_num);
 	hrtimer_cancel(&qp->timer);
 	cancel_delayed_work_sync(&qp->tx_work);
+	cancel_delayed_work_sync(&qp->rq_err_work);
 	sroce_qp_put(qp);
 	wait_for_completion(&qp->idle);
 	/* A receive path that ran last may have re-armed either. */
@@ -458,13 +493,19 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 }
 
 /* Drop everything queued and return the QP to its created state. */
-static void sroce_qp_reset_locked(struct sroce_qp *qp)
+/* Drop every send WQE in the ring, unread. Caller holds sq_lock. */
+static void sroce_sq_discard(struct sroce_qp *qp)
 {
 	qp->sq.cons = qp->user ? sroce_queue_user_prod(&qp->sq) : qp->sq.prod;
 	qp->sq_head = qp->sq.cons;
 	sroce_queue_publish_cons(&qp->sq);
 	qp->req_cur = qp->sq_head;
 	qp->req_off = 0;
+}
+
+static void sroce_qp_reset_locked(struct sroce_qp *qp)
+{
+	sroce_sq_discard(qp);
 	qp->rd_outstanding = 0;
 	qp->rnr_wait = false;
 	qp->rd_gap = false;
@@ -617,6 +658,12 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *a, int mask,
 			sroce_qp_reset_locked(qp);
 		if (next == IB_QPS_ERR)
 			flush = true;
+		/*
+		 * The provider writes a WQE into the ring before its doorbell
+		 * is refused; a WR refused before RTS must never run.
+		 */
+		if (cur == IB_QPS_RTR && next == IB_QPS_RTS)
+			sroce_sq_discard(qp);
 		qp->state = next;
 	}
 	err = 0;

@@ -460,7 +460,7 @@ def qp_state_machine(env):
     z.qp.modify(rtr_attr(env, peer.qpn, env.gid, 0x10), RTR_MASK)
     expect_post_fails(t + ': post_send in RTR fails with EINVAL', z)
     # The provider wrote each refused WQE into the ring before the doorbell
-    # the kernel refused. Report what becomes of them once in RTS.
+    # the kernel refused: none of them may run once in RTS.
     connect(env, peer, z.qpn, 0x10, 0x20)
     rv = MR(env.pd, 64, LW)
     for i in range(4):
@@ -469,10 +469,16 @@ def qp_state_machine(env):
     got = poll(z.scq, 8, 1.0)
     rcv = poll(peer.rcq, 8, 0.1)
     psn = z.qp.query(e.IBV_QP_SQ_PSN)[0].sq_psn
-    comment('12: after RTS, the 3 WRs refused before it gave %d send '
-            'completion(s) [%s], %d receive(s) at the peer; sq_psn %#x -> %#x'
-            % (len(got), '; '.join(wc_str(w) for w in got), len(rcv), 0x20,
-               psn))
+    check(not got and not rcv and psn == 0x20,
+          t + ': the 3 WRs refused before RTS never run',
+          '%d send completion(s) [%s], %d receive(s) at the peer, '
+          'sq_psn %#x -> %#x' % (len(got), '; '.join(wc_str(w) for w in got),
+                                 len(rcv), 0x20, psn))
+    z.qp.post_send(mk_send(0xc10, e.IBV_WR_SEND, []))
+    expect(t + ': the first SEND posted in RTS completes', z.scq,
+           [(0xc10, e.IBV_WC_SUCCESS)])
+    expect(t + ': ... and is the first the peer receives', peer.rcq,
+           [(0xc00, e.IBV_WC_SUCCESS)])
     z.close()
     peer.close()
     rv.close()
