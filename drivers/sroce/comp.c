@@ -74,8 +74,8 @@ static int sroce_comp_one(struct sroce_qp *qp, enum ib_wc_status status)
 
 		err = sroce_complete(qp, qp->ibqp.send_cq, &wc, false);
 	}
-	if (w->rd_counted)
-		qp->rd_outstanding--;
+	if (w->opcode == IB_WR_RDMA_READ)
+		qp->rd_outstanding -= w->rd_reqs - w->rd_answered;
 	if (qp->req_cur == qp->sq.cons) {
 		qp->req_cur = sroce_q_next(qp->req_cur, qp->sq.index_mask);
 		qp->req_off = 0;
@@ -159,7 +159,7 @@ static int sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
 				.to_mr = true };
 	u8 op = pkt->opcode & SROCE_OP_MASK;
 	struct sroce_swqe *w;
-	u32 resid;
+	u32 resid, end;
 	int err;
 
 	/* It acknowledges everything before it. */
@@ -182,7 +182,12 @@ static int sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		}
 		return 0;
 	}
-	resid = w->length - w->rd_done;
+	/* The responses to one request: FIRST..LAST, ONLY; MIDDLE..LAST
+	 * for a request that asked for the rest of a chunk again.
+	 */
+	end = min(w->length, w->rd_done - w->rd_done % w->rd_chunk +
+			      w->rd_chunk);
+	resid = end - w->rd_done;
 	if (resid > qp->pmtu) {
 		if ((op != SROCE_OP_READ_RESP_FIRST &&
 		     op != SROCE_OP_READ_RESP_MIDDLE) ||
@@ -197,6 +202,10 @@ static int sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	if (err)
 		return -EACCES;
 	w->rd_done += pkt->paylen;
+	if (w->rd_done == end && w->rd_answered < w->rd_reqs) {
+		w->rd_answered++;
+		qp->rd_outstanding--;
+	}
 	qp->rd_gap = false;
 	if (w->rd_done == w->length)
 		w->done = 1;

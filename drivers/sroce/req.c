@@ -18,6 +18,8 @@
 #define SROCE_WINDOW		64
 /* Ask for an ACK this often inside a long message. */
 #define SROCE_ACK_EVERY		16
+/* Fewest response packets one READ request on the wire asks for. */
+#define SROCE_RD_CHUNK_MIN	16
 
 /**
  * sroce_req_opcode() - the BTH opcode of one packet of a message
@@ -263,6 +265,25 @@ void sroce_req_rewind(struct sroce_qp *qp, u32 psn)
 	}
 }
 
+/**
+ * sroce_rd_chunk_pkts() - response packets per READ request on the wire
+ * @max_rd_atomic: READ requests the responder lets us have outstanding
+ *
+ * A large READ goes out as several requests, each for one chunk: a lost
+ * response then costs one chunk again, not the rest of the message, and
+ * a responder that answers a request in one burst (rdma_rxe does) never
+ * sends more than the window at once. The chunks of all allowed requests
+ * together cover the window.
+ *
+ * Return: between SROCE_RD_CHUNK_MIN and SROCE_WINDOW.
+ */
+u32 sroce_rd_chunk_pkts(u8 max_rd_atomic)
+{
+	return clamp_t(u32, SROCE_WINDOW / max_t(u32, max_rd_atomic, 1),
+		       SROCE_RD_CHUNK_MIN, SROCE_WINDOW);
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_rd_chunk_pkts);
+
 /* UD: one source port per QP pair, as for connected QPs. */
 static u16 sroce_ud_sport(struct sroce_qp *qp, struct sroce_swqe *w)
 {
@@ -277,6 +298,7 @@ static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 {
 	u32 psn = qp->req_psn, off = qp->req_off, paylen = 0, npkts = 1;
 	bool first = !off, last = true, ackreq, ud = sroce_qp_is_ud(qp);
+	u32 rlen = w->length - off;	/* RETH length */
 	unsigned int hlen, pad = 0;
 	struct sroce_copy c = {};
 	struct sroce_bth *bth;
@@ -287,11 +309,19 @@ static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 	if (!w->started) {
 		w->started = 1;
 		w->first_psn = psn;
+		w->rd_chunk = sroce_rd_chunk_pkts(qp->max_rd_atomic) * qp->pmtu;
 	}
 	if (w->opcode == IB_WR_RDMA_READ) {
 		opcode = SROCE_OP_READ_REQ;
-		npkts = sroce_req_npkts(w->opcode, w->length - off, qp->pmtu);
+		/* Up to the end of this chunk; a rewind may start mid-chunk. */
+		rlen = min(rlen, w->rd_chunk - off % w->rd_chunk);
+		npkts = sroce_req_npkts(w->opcode, rlen, qp->pmtu);
+		last = off + rlen == w->length;
 		ackreq = true;
+		if (off / w->rd_chunk >= w->rd_reqs) {
+			w->rd_reqs = off / w->rd_chunk + 1;
+			qp->rd_outstanding++;
+		}
 	} else {
 		paylen = min(qp->pmtu, w->length - off);
 		last = off + paylen == w->length;
@@ -327,7 +357,7 @@ static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 	}
 	if (sroce_opcode_hdrs(opcode) & SROCE_HDR_RETH) {
 		sroce_reth_init((struct sroce_reth *)p, w->raddr + off, w->rkey,
-				w->length - off);
+				rlen);
 		p += sizeof(struct sroce_reth);
 	}
 	if (sroce_opcode_hdrs(opcode) & SROCE_HDR_IMM) {
@@ -360,11 +390,7 @@ static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 		qp->req_cur = sroce_q_next(qp->req_cur, qp->sq.index_mask);
 		qp->req_off = 0;
 	} else {
-		qp->req_off += paylen;
-	}
-	if (w->opcode == IB_WR_RDMA_READ && !w->rd_counted) {
-		w->rd_counted = 1;
-		qp->rd_outstanding++;
+		qp->req_off += w->opcode == IB_WR_RDMA_READ ? rlen : paylen;
 	}
 	if (sroce_psn_cmp(psn, qp->req_max_psn) < 0)
 		sroce_count(qp->sdev, SROCE_CNT_RETRANSMITS, 1);
@@ -412,7 +438,9 @@ struct sk_buff *sroce_req_next(struct sroce_qp *qp, u32 *psn)
 	}
 	if (!w->started && (w->flags & IB_SEND_FENCE) && qp->rd_outstanding)
 		goto out;
-	if (w->opcode == IB_WR_RDMA_READ && !w->rd_counted &&
+	/* A READ request not sent before needs a responder resource. */
+	if (w->opcode == IB_WR_RDMA_READ &&
+	    (!w->started || qp->req_off / w->rd_chunk >= w->rd_reqs) &&
 	    qp->rd_outstanding >= max_t(u32, qp->max_rd_atomic, 1))
 		goto out;
 

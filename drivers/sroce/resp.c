@@ -364,7 +364,62 @@ static int sroce_resp_read(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		return -EINVAL;
 	}
 	qp->rd_pending++;
+	qp->rd_pace = sroce_rd_pace_next(qp->rd_pace, qp->rd_loss);
+	qp->rd_loss = false;
+	qp->rd_hist[qp->rd_hist_next].psn = j.psn;
+	qp->rd_hist[qp->rd_hist_next].npkts = sroce_req_npkts(0, j.len,
+							      qp->pmtu);
+	qp->rd_hist_next = (qp->rd_hist_next + 1) % SROCE_MAX_QP_RD_ATOM;
 	return 0;
+}
+
+/* READ responses per jiffy: first step after a loss, floor, ceiling. */
+#define SROCE_RD_PACE_START	64
+#define SROCE_RD_PACE_MIN	4
+#define SROCE_RD_PACE_MAX	1024
+
+/**
+ * sroce_rd_pace_next() - the READ response pace after a request
+ * @pace: packets per jiffy so far, 0 for unpaced
+ * @loss: the requester asked again for part of a response (it lost some)
+ *
+ * A requester that only recovers lost READ responses by its ACK timer and
+ * a new request (rdma_rxe does) cannot keep up with a burst of thousands
+ * of responses, and its backlog of stale ones makes every retry lose
+ * again. So a loss starts pacing, each further loss halves the pace, and a
+ * READ request without a loss since the last one doubles it, back to
+ * unpaced. A requester that asks for small parts (sroce does) is never
+ * held up by it.
+ *
+ * Return: the new pace, 0 for unpaced.
+ */
+u16 sroce_rd_pace_next(u16 pace, bool loss)
+{
+	if (loss)
+		return pace ? max_t(u16, pace / 2, SROCE_RD_PACE_MIN) :
+			      SROCE_RD_PACE_START;
+	if (!pace || pace >= SROCE_RD_PACE_MAX / 2)
+		return 0;
+	return pace * 2;
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_rd_pace_next);
+
+/*
+ * Whether a duplicate READ at @psn asks for the rest of an earlier request
+ * rather than all of it. Its responses then continue that request
+ * (MIDDLE..LAST), as a requester that kept the first part expects.
+ */
+static bool sroce_resp_read_mid(struct sroce_qp *qp, u32 psn)
+{
+	u32 i;
+
+	for (i = 0; i < SROCE_MAX_QP_RD_ATOM; i++) {
+		int d = sroce_psn_diff(psn, qp->rd_hist[i].psn);
+
+		if (d > 0 && d < qp->rd_hist[i].npkts)
+			return true;
+	}
+	return false;
 }
 
 /* A request at the expected PSN. Return: 0, -EAGAIN (RNR) or -errno. */
@@ -430,6 +485,11 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		    sroce_resp_rkey_ok(qp, j.rkey, j.va, j.len,
 				       IB_ACCESS_REMOTE_READ))
 			return;
+		j.mid = sroce_resp_read_mid(qp, j.psn);
+		if (j.mid) {
+			qp->rd_pace = sroce_rd_pace_next(qp->rd_pace, true);
+			qp->rd_loss = true;
+		}
 		/*
 		 * Go-back-N: the requester sends everything from here again,
 		 * so what is queued from this PSN on is answered afresh.
@@ -576,7 +636,7 @@ static struct sk_buff *sroce_resp_read_pkt(struct sroce_qp *qp,
 					   struct sroce_rjob *j, u32 *psnp)
 {
 	u32 paylen = min(qp->pmtu, j->len - j->off), pad, crc;
-	bool first = !j->off, last = j->off + paylen == j->len;
+	bool first = !j->off && !j->mid, last = j->off + paylen == j->len;
 	struct sroce_copy c = {};
 	struct sk_buff *skb;
 	unsigned int hlen;
@@ -639,6 +699,23 @@ static struct sk_buff *sroce_resp_ack_pkt(struct sroce_qp *qp,
 	return skb;
 }
 
+/* Whether this jiffy's READ responses are used up; counts one if not. */
+static bool sroce_resp_paced(struct sroce_qp *qp)
+{
+	unsigned long now = jiffies;
+
+	if (!qp->rd_pace)
+		return false;
+	if (qp->rd_pace_tick != now) {
+		qp->rd_pace_tick = now;
+		qp->rd_pace_sent = 0;
+	}
+	if (qp->rd_pace_sent >= qp->rd_pace)
+		return true;
+	qp->rd_pace_sent++;
+	return false;
+}
+
 /**
  * sroce_resp_next() - the responder's next packet, in PSN order
  * @qp: the QP
@@ -650,6 +727,7 @@ struct sk_buff *sroce_resp_next(struct sroce_qp *qp, u32 *psn)
 {
 	struct sk_buff *skb = NULL;
 	struct sroce_rjob *j;
+	bool paced = false;
 
 	spin_lock_bh(&qp->rq_lock);
 	while (qp->job_head != qp->job_tail) {
@@ -664,6 +742,9 @@ struct sk_buff *sroce_resp_next(struct sroce_qp *qp, u32 *psn)
 		}
 		/* READ responses stop in ERR; ACKs and NAKs still go. */
 		if (qp->state != IB_QPS_ERR) {
+			paced = sroce_resp_paced(qp);
+			if (paced)
+				break;
 			skb = sroce_resp_read_pkt(qp, j, psn);
 			if (IS_ERR(skb)) {
 				skb = NULL;
@@ -680,6 +761,8 @@ struct sk_buff *sroce_resp_next(struct sroce_qp *qp, u32 *psn)
 			break;
 	}
 	spin_unlock_bh(&qp->rq_lock);
+	if (paced)
+		sroce_qp_schedule(qp, 1);
 	return skb;
 }
 
@@ -731,6 +814,9 @@ void sroce_resp_reset(struct sroce_qp *qp)
 	qp->job_tail = 0;
 	qp->rd_pending = 0;
 	qp->rjob_last.len = 0;
+	memset(qp->rd_hist, 0, sizeof(qp->rd_hist));
+	qp->rd_pace = 0;
+	qp->rd_loss = false;
 	qp->in_msg = SROCE_MSG_NONE;
 	qp->rcv_off = 0;
 }

@@ -223,9 +223,11 @@ struct sroce_swqe {
 	u32		first_psn;	/* PSN of the first packet */
 	u32		last_psn;	/* PSN of the last packet */
 	u32		rd_done;	/* READ: bytes placed so far */
+	u32		rd_chunk;	/* READ: bytes per request on the wire */
+	u32		rd_reqs;	/* READ: requests sent at least once */
+	u32		rd_answered;	/* READ: requests fully answered */
 	u8		started;	/* first packet sent at least once */
 	u8		sent;		/* every packet sent at least once */
-	u8		rd_counted;	/* READ: counted in rd_outstanding */
 	u8		inl;		/* data is inline */
 	u8		done;		/* READ: every response placed */
 	u8		bad;		/* failed validation: WC status */
@@ -261,6 +263,7 @@ struct sroce_rjob {
 	u32		rkey;
 	u32		len;
 	u32		off;		/* READ: bytes sent so far */
+	bool		mid;		/* READ: replays part of a request */
 };
 
 #define SROCE_RJOBS	(2 * SROCE_MAX_QP_RD_ATOM + 2)
@@ -324,6 +327,8 @@ struct sroce_qp {
 	/* Receive side: responder, under rq_lock. */
 	spinlock_t		rq_lock;
 	struct sroce_queue	rq;
+	struct delayed_work	rq_err_work;	/* flushes it while in ERR */
+	unsigned long		rq_err_delay;	/* its next period, jiffies */
 	u32			epsn;		/* expected PSN */
 	u32			msn;
 	u8			in_msg;		/* 0, or the op of a message in progress */
@@ -337,6 +342,17 @@ struct sroce_qp {
 	u32			rd_pending;	/* READ jobs queued */
 	u32			job_head, job_tail;
 	struct sroce_rjob	rjob_last;	/* READ job sent out last */
+	/* The PSN ranges of the last READ requests, to tell a replay. */
+	struct {
+		u32		psn;
+		u32		npkts;
+	}			rd_hist[SROCE_MAX_QP_RD_ATOM];
+	u32			rd_hist_next;
+	/* Pacing of READ responses after the requester lost some. */
+	u16			rd_pace;	/* packets per jiffy, 0: unpaced */
+	u16			rd_pace_sent;	/* in the jiffy rd_pace_tick */
+	unsigned long		rd_pace_tick;
+	bool			rd_loss;	/* asked again since the last READ */
 	struct sroce_rjob	jobs[SROCE_RJOBS];
 };
 
@@ -522,6 +538,8 @@ void sroce_req_arm_timer(struct sroce_qp *qp);
 enum hrtimer_restart sroce_req_timer(struct hrtimer *t);
 u8 sroce_req_opcode(u32 wr_opcode, bool first, bool last);
 u32 sroce_req_npkts(u32 opcode, u32 len, u32 pmtu);
+u32 sroce_rd_chunk_pkts(u8 max_rd_atomic);
+u16 sroce_rd_pace_next(u16 pace, bool loss);
 u64 sroce_ack_timeout_ns(u8 timeout);
 u64 sroce_rnr_timer_ns(u8 code);
 

@@ -121,6 +121,20 @@ static void req_npkts(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sroce_req_npkts(IB_WR_SEND, 4000, 1000), 4);
 }
 
+static void req_rd_chunk(struct kunit *test)
+{
+	/* The whole window for one request; max_rd_atomic 0 acts as 1. */
+	KUNIT_EXPECT_EQ(test, sroce_rd_chunk_pkts(0), 64);
+	KUNIT_EXPECT_EQ(test, sroce_rd_chunk_pkts(1), 64);
+	KUNIT_EXPECT_EQ(test, sroce_rd_chunk_pkts(2), 32);
+	KUNIT_EXPECT_EQ(test, sroce_rd_chunk_pkts(3), 21);
+	/* Never fewer than 16 packets per request. */
+	KUNIT_EXPECT_EQ(test, sroce_rd_chunk_pkts(4), 16);
+	KUNIT_EXPECT_EQ(test, sroce_rd_chunk_pkts(5), 16);
+	KUNIT_EXPECT_EQ(test, sroce_rd_chunk_pkts(128), 16);
+	KUNIT_EXPECT_EQ(test, sroce_rd_chunk_pkts(255), 16);
+}
+
 static void req_ack_timeout(struct kunit *test)
 {
 	unsigned int t;
@@ -196,6 +210,7 @@ static struct kunit_case req_cases[] = {
 	KUNIT_CASE(req_opcode),
 	KUNIT_CASE(req_opcode_unsupported),
 	KUNIT_CASE(req_npkts),
+	KUNIT_CASE(req_rd_chunk),
 	KUNIT_CASE(req_ack_timeout),
 	KUNIT_CASE(req_rnr_timer),
 	{}

@@ -220,8 +220,32 @@ static void resp_opseq_transport(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sroce_resp_opseq(MSG_SEND, 0x65, &st), -EINVAL);
 }
 
+static void resp_rd_pace(struct kunit *test)
+{
+	unsigned int i;
+	u16 p;
+
+	/* Unpaced until a loss; each further loss halves, down to 4. */
+	KUNIT_EXPECT_EQ(test, sroce_rd_pace_next(0, false), 0);
+	KUNIT_EXPECT_EQ(test, sroce_rd_pace_next(0, true), 64);
+	KUNIT_EXPECT_EQ(test, sroce_rd_pace_next(64, true), 32);
+	KUNIT_EXPECT_EQ(test, sroce_rd_pace_next(8, true), 4);
+	KUNIT_EXPECT_EQ(test, sroce_rd_pace_next(4, true), 4);
+	KUNIT_EXPECT_EQ(test, sroce_rd_pace_next(5, true), 4);
+	/* A request without a loss doubles it, then lifts it. */
+	KUNIT_EXPECT_EQ(test, sroce_rd_pace_next(4, false), 8);
+	KUNIT_EXPECT_EQ(test, sroce_rd_pace_next(256, false), 512);
+	KUNIT_EXPECT_EQ(test, sroce_rd_pace_next(512, false), 0);
+	/* From the floor back to unpaced in a bounded number of requests. */
+	for (p = 4, i = 0; p && i < 16; i++)
+		p = sroce_rd_pace_next(p, false);
+	KUNIT_EXPECT_EQ(test, p, 0);
+	KUNIT_EXPECT_LE(test, i, 8);
+}
+
 static struct kunit_case resp_cases[] = {
 	KUNIT_CASE(resp_classify),
+	KUNIT_CASE(resp_rd_pace),
 	KUNIT_CASE(resp_opseq_table),
 	KUNIT_CASE(resp_opseq_streams),
 	KUNIT_CASE(resp_opseq_transport),
