@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# RC traffic between two VMs: rc.sh DRV0 DRV1 [quick]
+# RC traffic between two VMs: rc.sh DRV0 DRV1 [full|ci|quick]
 # VM0 creates its device with DRV0, VM1 with DRV1 (sroce or rxe). perftest
 # (send/write/read, bandwidth and latency), rping and ibv_rc_pingpong run as
 # server/client pairs, first with the server on VM1, then on VM0, over the
@@ -10,9 +10,12 @@
 # where "rxe->sroce" is the client's driver -> the server's driver.
 # Without "quick" every tool sweeps every size (-a, 2 B to 8 MiB) over both
 # GIDs in both directions (about 20 minutes in the Debian kernel under
-# TCG); "quick" runs every tool once at chosen sizes, both GIDs, rdma_cm and
-# both directions (under a minute in the Debian kernel, a few in the debug
-# kernel).
+# TCG); "ci" (what make check runs) sweeps every tool once, the server on
+# VM1 for half of them and on VM0 for the other half, each half over both
+# GIDs, then rdma_cm, rping and ibv_rc_pingpong with the server on either
+# side (about five minutes); "quick" runs every tool once at chosen sizes,
+# both GIDs, rdma_cm and both directions (under a minute in the Debian
+# kernel, a few in the debug kernel).
 # Full output of every run: $SROCE_OUT/logs/.
 set -u
 here=$(dirname "$0")
@@ -21,10 +24,10 @@ here=$(dirname "$0")
 # shellcheck source=tests/guest/rdma-lib.sh
 . "$here/rdma-lib.sh"
 
-DRV0=${1:?usage: rc.sh DRV0 DRV1 [quick]}
-DRV1=${2:?usage: rc.sh DRV0 DRV1 [quick]}
+DRV0=${1:?usage: rc.sh DRV0 DRV1 [full|ci|quick]}
+DRV1=${2:?usage: rc.sh DRV0 DRV1 [full|ci|quick]}
 MODE=${3:-full}
-case $MODE in full | quick) ;; *) echo "rc.sh: mode full or quick, not $MODE" >&2; exit 2 ;; esac
+case $MODE in full | ci | quick) ;; *) echo "rc.sh: mode full, ci or quick, not $MODE" >&2; exit 2 ;; esac
 DRVS=("$DRV0" "$DRV1")
 me=$SROCE_VM_INDEX
 T0=$SECONDS
@@ -169,6 +172,26 @@ step() {
 	pair_report_last
 }
 
+# capture_start / capture_stop: on VM0, dumpcap records UDP port 4791 on
+# eth0 into $SROCE_OUT/roce.pcap (classic pcap) for scripts/pcap-check.py.
+CAPTURE_PID=
+capture_start() {
+	[ "$me" = 0 ] || return 0
+	dumpcap -q -P -i eth0 -f 'udp port 4791' -w /tmp/roce.pcap \
+		>"$SROCE_OUT/dumpcap.log" 2>&1 &
+	CAPTURE_PID=$!
+	t "dumpcap capturing UDP 4791 on eth0" \
+		wait_for 60 grep -q "^Capturing on 'eth0'" "$SROCE_OUT/dumpcap.log"
+}
+capture_stop() {
+	[ -n "$CAPTURE_PID" ] || return 0
+	# SIGINT: dumpcap flushes and closes the file.
+	kill -INT "$CAPTURE_PID"
+	wait "$CAPTURE_PID"
+	t "dumpcap exited cleanly, capture kept" cp /tmp/roce.pcap "$SROCE_OUT/roce.pcap"
+	rm -f /tmp/roce.pcap
+}
+
 BW="ib_send_bw ib_write_bw ib_read_bw"
 LAT="ib_send_lat ib_write_lat ib_read_lat"
 
@@ -196,6 +219,31 @@ if [ "$MODE" = full ]; then
 		done
 		step pingpong "$srv" v4 -s 4096 -n 20 -e -N	# CQ events, new post-send API
 	done
+elif [ "$MODE" = ci ]; then
+	# Each tool sweeps once; every tool, GID and server side is covered,
+	# not every combination of them.
+	step perf ib_send_bw 1 v4 "$T_SWEEP" -a -n 5
+	step perf ib_write_bw 0 v6 "$T_SWEEP" -a -n 5
+	step perf ib_read_bw 1 v6 "$T_SWEEP" -a -n 5
+	step perf ib_send_lat 0 v4 "$T_SWEEP" -a -n 5
+	step perf ib_write_lat 1 v4 "$T_SWEEP" -a -n 5
+	step perf ib_read_lat 0 v6 "$T_SWEEP" -a -n 5
+	# What follows is small enough to capture whole: every opcode of
+	# SEND, WRITE, READ and ACK, and the MADs of rdma_cm.
+	capture_start
+	barrier capture 120 || not_ok "both guests at the capture"
+	for srv in 1 0; do
+		for tool in $BW; do
+			step perf "$tool" "$srv" cm "$T_ONE" -n 5
+		done
+	done
+	step rping_pair 1 v4
+	step rping_pair 0 v6
+	step pingpong 1 v4 -s 65536 -n 10
+	step pingpong 0 v6 -s 1500 -n 10
+	step pingpong 1 v6 -s 1 -n 10 -e -N
+	step pingpong 0 v4 -s 4096 -n 10 -e
+	capture_stop
 else
 	# Every tool once, both GIDs, rdma_cm, both directions, no sweeps
 	# (a sweep takes minutes in the debug kernel); the sizes take in one
@@ -214,6 +262,11 @@ fi
 [ $SKIPPED = 0 ] || not_ok "$SKIPPED runs skipped: the guests lost their IP link"
 
 barrier finished 300
+if [ "${DRVS[me]}" = sroce ]; then
+	echo "# rdma statistic show link $DEV/1:"
+	rdma statistic show link "$DEV/1" | tr ' ' '\n' | paste -d' ' - - |
+		awk NF | sed 's/^/#   /'
+fi
 t "rdma link delete $DEV" rdma link delete "$DEV"
 echo "# rc.sh $MODE ${DRV0} ${DRV1}: vm$me took $((SECONDS - T0)) s"
 finish

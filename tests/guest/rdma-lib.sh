@@ -135,7 +135,8 @@ pair() {
 	if [ "$server_vm" = "$RDMA_ME" ]; then
 		log+=.server.log
 		echo "# $name: server: ${scmd[*]}" >"$log"
-		timeout -k 3 "$((secs + 90))" "${scmd[@]}" >>"$log" 2>&1 &
+		# stdbuf: a killed tool's progress still reaches the log.
+		timeout -k 3 "$((secs + 90))" stdbuf -oL "${scmd[@]}" >>"$log" 2>&1 &
 		local pid=$!
 		if pair_wait_listening "$port" "$pid"; then
 			touch "$RDMA_SYNC/$id.listening"
@@ -185,7 +186,7 @@ pair() {
 			echo "# server failed to start" >>"$log"
 			rc=125
 		else
-			timeout -k 3 "$secs" "${ccmd[@]}" >>"$log" 2>&1
+			timeout -k 3 "$secs" stdbuf -oL "${ccmd[@]}" >>"$log" 2>&1
 			rc=$?
 		fi
 		echo "$rc" >"$RDMA_SYNC/$id.done"
