@@ -5,7 +5,9 @@
  * rxe provider writes into every UD send WQE; the data path resolves it
  * through a per-device xarray and checks it belongs to the sender's PD.
  * ib_core frees an AH right after destroy_ah, so readers copy the AV out
- * under the xarray's lock rather than under RCU alone.
+ * under the xarray's lock rather than under RCU alone. The CM creates and
+ * destroys AHs with interrupts off (RDMA_CREATE_AH_SLEEPABLE clear), so the
+ * lock is always taken with interrupts saved and disabled.
  */
 #include <net/addrconf.h>
 #include <rdma/ib_addr.h>
@@ -45,6 +47,15 @@ int sroce_av_from_attr(struct rxe_av *av, const struct rdma_ah_attr *attr)
 	return 0;
 }
 
+static void sroce_ah_erase(struct sroce_dev *sdev, u32 num)
+{
+	unsigned long flags;
+
+	xa_lock_irqsave(&sdev->ah_xa, flags);
+	__xa_erase(&sdev->ah_xa, num);
+	xa_unlock_irqrestore(&sdev->ah_xa, flags);
+}
+
 static int sroce_create_ah(struct ib_ah *ibah,
 			   struct rdma_ah_init_attr *init_attr,
 			   struct ib_udata *udata)
@@ -54,6 +65,7 @@ static int sroce_create_ah(struct ib_ah *ibah,
 		    GFP_KERNEL : GFP_ATOMIC;
 	struct sroce_ah *ah = to_sah(ibah);
 	struct rxe_create_ah_resp resp = {};
+	unsigned long flags;
 	int err;
 
 	err = sroce_av_from_attr(&ah->av, init_attr->ah_attr);
@@ -62,8 +74,13 @@ static int sroce_create_ah(struct ib_ah *ibah,
 	err = sroce_res_get(sdev, SROCE_RES_AH);
 	if (err)
 		return err;
-	err = xa_alloc_bh(&sdev->ah_xa, &ah->num, ah, XA_LIMIT(1, SROCE_MAX_AH),
-			  gfp);
+	/* With GFP_KERNEL the xarray may drop the lock (and enable IRQs) to
+	 * allocate: only in the sleepable case, where they were on anyway.
+	 */
+	xa_lock_irqsave(&sdev->ah_xa, flags);
+	err = __xa_alloc(&sdev->ah_xa, &ah->num, ah,
+			 XA_LIMIT(1, SROCE_MAX_AH), gfp);
+	xa_unlock_irqrestore(&sdev->ah_xa, flags);
 	if (err)
 		goto err_res;
 
@@ -77,7 +94,7 @@ static int sroce_create_ah(struct ib_ah *ibah,
 	return 0;
 
 err_xa:
-	xa_erase_bh(&sdev->ah_xa, ah->num);
+	sroce_ah_erase(sdev, ah->num);
 err_res:
 	sroce_res_put(sdev, SROCE_RES_AH);
 	return err;
@@ -99,15 +116,16 @@ int sroce_ah_get_av(struct sroce_dev *sdev, u32 num, struct ib_pd *pd,
 		    struct rxe_av *av)
 {
 	struct sroce_ah *ah;
+	unsigned long flags;
 	int err = -EINVAL;
 
-	xa_lock_bh(&sdev->ah_xa);
+	xa_lock_irqsave(&sdev->ah_xa, flags);
 	ah = xa_load(&sdev->ah_xa, num);
 	if (ah && ah->ibah.pd == pd) {
 		*av = ah->av;
 		err = 0;
 	}
-	xa_unlock_bh(&sdev->ah_xa);
+	xa_unlock_irqrestore(&sdev->ah_xa, flags);
 	return err;
 }
 
@@ -130,7 +148,7 @@ static int sroce_destroy_ah(struct ib_ah *ibah, u32 flags)
 	struct sroce_dev *sdev = to_sdev(ibah->device);
 	struct sroce_ah *ah = to_sah(ibah);
 
-	xa_erase_bh(&sdev->ah_xa, ah->num);
+	sroce_ah_erase(sdev, ah->num);
 	sroce_res_put(sdev, SROCE_RES_AH);
 	return 0;
 }

@@ -126,7 +126,7 @@ static struct sroce_dev *sroce_alloc(struct net_device *ndev)
 	}
 	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC1);
 	/* The UD send path reads AHs from softirq too. */
-	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_BH);
+	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_BH);
 	sdev->ndev = ndev;
 	netdev_hold(ndev, &sdev->ndev_tracker, GFP_KERNEL);
