@@ -10,20 +10,8 @@ set -u
 
 me=$SROCE_VM_INDEX
 peer=$((1 - me))
-sync_dir=$SROCE_SHARED/sync
 out=${SROCE_OUT:?}
 ports=/sys/class/infiniband/rxe0/ports/1
-
-# barrier NAME: wait (bounded) until both guests reached NAME.
-barrier() {
-	mkdir -p "$sync_dir"
-	touch "$sync_dir/$1.$me"
-	wait_for 120 test -e "$sync_dir/$1.$peer"
-}
-
-# A one-sided flag: the other guest waits for it with wait_for.
-signal() { mkdir -p "$sync_dir" && touch "$sync_dir/$1"; }
-signalled() { test -e "$sync_dir/$1"; }
 
 # gid_index GID: the index of GID as a RoCE v2 entry of rxe0. The table is
 # filled asynchronously from netdev address events, so callers wait for it.
@@ -76,7 +64,7 @@ t "peer reachable over IPv6" wait_for 60 ping -6 -c1 -W1 "2001:2::$((peer + 1))"
 # Without rxe0 and its GIDs nothing below can work; the peer's barrier
 # times out.
 [ "$T_FAILED" -eq 0 ] || { finish; exit 1; }
-t "both guests ready" barrier ready
+t "both guests ready" guest_barrier ready 120
 
 # run_pair TAG GID_INDEX PORT: one ibv_rc_pingpong exchange. The control
 # channel is TCP over IPv4 either way; the GID picks the RoCE IP version.
@@ -109,12 +97,12 @@ if [ "$me" -eq 0 ]; then
 	# Only once dumpcap reports this is the filter installed.
 	t "tshark capturing" wait_for 60 grep -q "^Capturing on 'eth0'" "$out/tshark.log"
 fi
-t "capture started" barrier capture
+t "capture started" guest_barrier capture 120
 
 run_pair ipv4 "$idx4" 18515
-t "IPv4 run done" barrier ipv4
+t "IPv4 run done" guest_barrier ipv4 120
 run_pair ipv6 "$idx6" 18516
-t "IPv6 run done" barrier ipv6
+t "IPv6 run done" guest_barrier ipv6 120
 
 if [ "$me" -eq 0 ]; then
 	# SIGINT makes dumpcap flush and close the file. Poll for the exit

@@ -12,21 +12,9 @@ set -u
 bytes=${1:-64M}
 me=$SROCE_VM_INDEX
 peer=$((1 - me))
-sync_dir=$SROCE_SHARED/sync
 out=${SROCE_OUT:?}
 tool=$SROCE_TREE/tools/sroce-integrity
 ports=/sys/class/infiniband/rxe0/ports/1
-
-# barrier NAME: wait (bounded) until both guests reached NAME.
-barrier() {
-	mkdir -p "$sync_dir"
-	touch "$sync_dir/$1.$me"
-	wait_for 180 test -e "$sync_dir/$1.$peer"
-}
-
-# A one-sided flag: the other guest waits for it with wait_for.
-signal() { mkdir -p "$sync_dir" && touch "$sync_dir/$1"; }
-signalled() { test -e "$sync_dir/$1"; }
 
 # rdma_cm finds the device through a GID made from the IP address; rxe
 # fills its GID table asynchronously after `rdma link add`.
@@ -110,7 +98,7 @@ t "IPv6 RoCE GID present" wait_for 30 has_gid "$gid6"
 t "peer reachable over IPv4" wait_for 60 ping -c1 -W1 "198.18.0.$((peer + 1))"
 t "peer reachable over IPv6" wait_for 60 ping -6 -c1 -W1 "2001:2::$((peer + 1))"
 [ "$T_FAILED" -eq 0 ] || { finish; exit 1; }
-t "both guests ready" barrier ready
+t "both guests ready" guest_barrier ready 180
 
 # Fixed seeds: a failure can be replayed with the same messages.
 # READs stay at 64K here: rxe paces WRITE and SEND with a window of 128

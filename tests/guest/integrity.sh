@@ -15,15 +15,8 @@ mode=${4:-clean}
 me=$SROCE_VM_INDEX
 peer=$((1 - me))
 drv=${drvs[me]}
-sync_dir=$SROCE_SHARED/sync
 tool=$SROCE_TREE/tools/sroce-integrity
 log=$SROCE_OUT/integrity-$mode.log
-
-barrier() {
-	mkdir -p "$sync_dir"
-	touch "$sync_dir/$1.$me"
-	wait_for 300 test -e "$sync_dir/$1.$peer"
-}
 
 counter() {
 	rdma statistic show link "$dev/1" | tr ' ' '\n' |
@@ -51,15 +44,15 @@ if [ "$mode" = netem ] && [ "$me" = 0 ]; then
 		tc qdisc add dev eth0 root netem delay 1ms reorder 90% 50% \
 		loss 2% duplicate 1%
 fi
-t "both guests ready" barrier ready
+t "both guests ready" guest_barrier ready 300
 
 if [ "$me" = 1 ]; then
-	touch "$sync_dir/listen"
+	signal listen
 	t "integrity server ($drv, $bytes, $mode): clean" \
 		timeout 1500 "$tool" -s -p 18777 --listen-timeout 300 \
 		--timeout 120
 else
-	wait_for 60 test -e "$sync_dir/listen"
+	wait_for 60 signalled listen
 	sleep 2
 	t "integrity client ($drv, $bytes, $mode): zero mismatches, no error" \
 		bash -c "timeout 1500 '$tool' -c 198.18.0.2 -p 18777 --bytes $bytes --seed 11 --timeout 120 > '$log' 2>&1"
@@ -70,7 +63,7 @@ if [ "$drv" = sroce ]; then
 	[ "$mode" = netem ] && [ "$me" = 0 ] &&
 		t "retransmit counter is non-zero" test "$(counter retransmits)" -gt 0
 fi
-t "both done" barrier done
+t "both done" guest_barrier done 300
 [ "$mode" = netem ] && [ "$me" = 0 ] && tc qdisc del dev eth0 root
 t "rdma link delete $dev" rdma link delete "$dev"
 finish

@@ -66,6 +66,21 @@ devinfo_field() {
 # Checks run some of these under `bash -c`.
 export -f dev_exists devinfo_field
 
+# Two guests meet through files in the shared directory.
+SYNC_DIR=${SROCE_SHARED:-/nonexistent}/sync
+
+# guest_barrier NAME [SECS]: wait (bounded, 120 s by default) until the
+# other guest has reached NAME too.
+guest_barrier() {
+	mkdir -p "$SYNC_DIR"
+	touch "$SYNC_DIR/$1.${SROCE_VM_INDEX:?}"
+	wait_for "${2:-120}" test -e "$SYNC_DIR/$1.$((1 - SROCE_VM_INDEX))"
+}
+
+# signal NAME / signalled NAME: a one-sided flag the other guest waits for.
+signal() { mkdir -p "$SYNC_DIR" && touch "$SYNC_DIR/$1"; }
+signalled() { test -e "$SYNC_DIR/$1"; }
+
 finish() {
 	echo "# $T_FAILED check(s) failed"
 	[ "$T_FAILED" -eq 0 ]
