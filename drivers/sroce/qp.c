@@ -801,11 +801,13 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad)
 {
 	struct sroce_qp *qp = to_sqp(ibqp);
+	unsigned long flags;
 	int err = 0;
 
-	spin_lock_bh(&qp->sq_lock);
+	/* Kernel consumers may post with interrupts off (the MAD layer does). */
+	spin_lock_irqsave(&qp->sq_lock, flags);
 	if (qp->state < IB_QPS_RTS && qp->state != IB_QPS_ERR) {
-		spin_unlock_bh(&qp->sq_lock);
+		spin_unlock_irqrestore(&qp->sq_lock, flags);
 		if (bad)
 			*bad = wr;
 		return -EINVAL;
@@ -822,11 +824,16 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	sroce_req_fetch(qp);
 	if (qp->state == IB_QPS_ERR)
 		sroce_comp_flush(qp);
-	spin_unlock_bh(&qp->sq_lock);
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
 
-	local_bh_disable();
-	sroce_qp_run(qp);
-	local_bh_enable();
+	/* The transmit loop needs BHs: with interrupts off a worker runs it. */
+	if (irqs_disabled()) {
+		sroce_qp_schedule(qp, 0);
+	} else {
+		local_bh_disable();
+		sroce_qp_run(qp);
+		local_bh_enable();
+	}
 	return err;
 }
 
@@ -835,9 +842,10 @@ int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad)
 {
 	struct sroce_qp *qp = to_sqp(ibqp);
+	unsigned long flags;
 	int err = 0;
 
-	spin_lock_bh(&qp->rq_lock);
+	spin_lock_irqsave(&qp->rq_lock, flags);
 	for (; wr; wr = wr->next) {
 		struct rxe_recv_wqe *w;
 
@@ -857,6 +865,6 @@ int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	sroce_queue_publish_prod(&qp->rq);
 	if (qp->state == IB_QPS_ERR)
 		sroce_rq_flush(qp);
-	spin_unlock_bh(&qp->rq_lock);
+	spin_unlock_irqrestore(&qp->rq_lock, flags);
 	return err;
 }
