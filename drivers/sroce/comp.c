@@ -152,24 +152,45 @@ complete:
 	return 0;
 }
 
-/* A READ response in PSN order: place it. Return: -errno to fail the QP. */
+/* The oldest WQE if it is a READ waiting for responses, else NULL. */
+static struct sroce_swqe *sroce_comp_reading(struct sroce_qp *qp)
+{
+	struct sroce_swqe *w;
+
+	if (qp->sq.cons == qp->sq_head)
+		return NULL;
+	w = sroce_swqe(qp, qp->sq.cons);
+	if (w->opcode != IB_WR_RDMA_READ || !w->started || w->done)
+		return NULL;
+	return w;
+}
+
+/*
+ * A READ response: placed if it is the one the oldest READ expects, with
+ * the ICRC checked in the copy; anything else is checked first.
+ *
+ * Return: -errno to fail the QP.
+ */
 static int sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
 {
 	struct sroce_copy c = { .skb = pkt->skb, .off = pkt->payoff,
 				.to_mr = true };
 	u8 op = pkt->opcode & SROCE_OP_MASK;
 	struct sroce_swqe *w;
-	u32 resid, end;
+	u32 resid, end, crc;
 	int err;
 
+	w = sroce_comp_reading(qp);
+	if (w && pkt->psn == sroce_rd_expect(qp, w))
+		goto place;
+	if (!sroce_pkt_icrc_ok(pkt))
+		return 0;
 	/* It acknowledges everything before it. */
 	err = sroce_comp_ack(qp, sroce_psn_add(pkt->psn, -1), false);
 	if (err)
 		return err;
-	if (qp->sq.cons == qp->sq_head)
-		return 0;
-	w = sroce_swqe(qp, qp->sq.cons);
-	if (w->opcode != IB_WR_RDMA_READ || !w->started || w->done)
+	w = sroce_comp_reading(qp);
+	if (!w)
 		return 0;
 	if (pkt->psn != sroce_rd_expect(qp, w)) {
 		if (sroce_psn_cmp(pkt->psn, sroce_rd_expect(qp, w)) > 0 &&
@@ -182,6 +203,7 @@ static int sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		}
 		return 0;
 	}
+place:
 	/* The responses to one request: FIRST..LAST, ONLY; MIDDLE..LAST
 	 * for a request that asked for the rest of a chunk again.
 	 */
@@ -197,10 +219,14 @@ static int sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		    op != SROCE_OP_READ_RESP_ONLY) || pkt->paylen != resid) {
 		goto malformed;
 	}
+	c.crc = sroce_pkt_icrc_copy(pkt, &crc);
 	err = sroce_sge_copy(qp->ibqp.pd, w->sge, w->num_sge, w->rd_done,
 			     pkt->paylen, IB_ACCESS_LOCAL_WRITE, &c);
 	if (err)
-		return -EACCES;
+		return sroce_pkt_icrc_ok(pkt) ? -EACCES : 0;
+	/* Rewritten by the retransmission if corrupt: nothing changes. */
+	if (!sroce_pkt_icrc_placed(pkt, crc))
+		return 0;
 	w->rd_done += pkt->paylen;
 	if (w->rd_done == end && w->rd_answered < w->rd_reqs) {
 		w->rd_answered++;
@@ -212,7 +238,8 @@ static int sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	return sroce_comp_ack(qp, pkt->psn, false);
 
 malformed:
-	sroce_count(qp->sdev, SROCE_CNT_RX_DROP_MALFORMED, 1);
+	if (sroce_pkt_icrc_ok(pkt))
+		sroce_count(qp->sdev, SROCE_CNT_RX_DROP_MALFORMED, 1);
 	return 0;
 }
 
@@ -301,7 +328,8 @@ void sroce_comp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		goto out;
 	switch (pkt->opcode & SROCE_OP_MASK) {
 	case SROCE_OP_ACK:
-		err = sroce_comp_aeth(qp, pkt, &st);
+		if (sroce_pkt_icrc_ok(pkt))
+			err = sroce_comp_aeth(qp, pkt, &st);
 		break;
 	case SROCE_OP_READ_RESP_FIRST:
 	case SROCE_OP_READ_RESP_MIDDLE:

@@ -68,16 +68,24 @@ static const struct skb_checksum_ops sroce_crc_ops = {
 	.combine = sroce_crc_combine,
 };
 
-/*
- * Check the ICRC of a packet whose UDP header is at skb->data and whose
- * BTH the caller has pulled into the linear area. IP, UDP and BTH must be
- * contiguous: no IPv4 options, no IPv6 extension headers (RoCEv2 uses
- * neither); anything else fails the check.
+/**
+ * sroce_pkt_icrc_begin() - start the ICRC check of a received packet
+ * @skb: the packet, skb->data at the UDP header
+ * @pkt: its parsed headers; gets the CRC state and the ICRC it carries
  *
- * This is a pass of its own over the payload only while nothing is placed:
- * the responder will check payload-carrying packets in its copy pass.
+ * The CRC over the masked IP, UDP and BTH and the extension headers, and
+ * the ICRC the packet carries. IP, UDP and BTH must be contiguous: no IPv4
+ * options, no IPv6 extension headers (RoCEv2 uses neither); anything else
+ * fails the check.
+ *
+ * The payload is left for later: a packet that is placed has its payload
+ * CRC computed in the same pass as the copy (sroce_pkt_icrc_placed()), any
+ * other one in a pass of its own before it is acted on
+ * (sroce_pkt_icrc_ok()).
+ *
+ * Return: false if the headers are not laid out as RoCEv2 has them.
  */
-static bool sroce_icrc_ok(struct sk_buff *skb)
+bool sroce_pkt_icrc_begin(struct sk_buff *skb, struct sroce_pkt *pkt)
 {
 	const unsigned int hl = sizeof(struct udphdr) + sizeof(struct sroce_bth);
 	bool ipv6 = skb->protocol == htons(ETH_P_IPV6);
@@ -92,11 +100,90 @@ static bool sroce_icrc_ok(struct sk_buff *skb)
 	if (skb_copy_bits(skb, skb->len - SROCE_ICRC_LEN, &wire, sizeof(wire)))
 		return false;
 	crc = sroce_icrc_hdr(skb_network_header(skb), ipv6);
-	crc = (__force u32)__skb_checksum(skb, hl,
-					 skb->len - hl - SROCE_ICRC_LEN,
-					 (__force __wsum)crc, &sroce_crc_ops);
-	return ~crc == le32_to_cpu(wire);
+	/* sroce_parse() pulled the extension headers into the linear part. */
+	pkt->hcrc = crc32_le(crc, skb->data + hl, pkt->payoff - hl);
+	pkt->icrc = le32_to_cpu(wire);
+	pkt->icrc_todo = true;
+	return true;
 }
+EXPORT_SYMBOL_IF_KUNIT(sroce_pkt_icrc_begin);
+
+/* Compare; a mismatch is counted, and the packet must then be dropped. */
+static bool sroce_icrc_final(struct sroce_pkt *pkt, u32 crc)
+{
+	pkt->icrc_todo = false;
+	if (likely(~crc == pkt->icrc))
+		return true;
+	sroce_count(pkt->sdev, SROCE_CNT_RX_ICRC_ERR, 1);
+	return false;
+}
+
+/**
+ * sroce_pkt_icrc_ok() - check a received packet's ICRC before acting on it
+ * @pkt: the packet
+ *
+ * For a packet that is not placed (a NAK, a duplicate, a request to read,
+ * any error): one pass over payload and pad. Nothing to do for a packet
+ * already checked, or handed over locally.
+ *
+ * Return: false if the ICRC is wrong (counted; drop the packet).
+ */
+bool sroce_pkt_icrc_ok(struct sroce_pkt *pkt)
+{
+	u32 crc;
+
+	if (!pkt->icrc_todo)
+		return true;
+	crc = (__force u32)__skb_checksum(pkt->skb, pkt->payoff,
+					 pkt->paylen + pkt->padlen,
+					 (__force __wsum)pkt->hcrc,
+					 &sroce_crc_ops);
+	return sroce_icrc_final(pkt, crc);
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_pkt_icrc_ok);
+
+/**
+ * sroce_pkt_icrc_copy() - the running CRC for the copy that places a packet
+ * @pkt: the packet
+ * @crc: storage for it
+ *
+ * Return: @crc, seeded, for &struct sroce_copy; NULL if there is nothing
+ * left to check.
+ */
+u32 *sroce_pkt_icrc_copy(struct sroce_pkt *pkt, u32 *crc)
+{
+	if (!pkt->icrc_todo)
+		return NULL;
+	*crc = pkt->hcrc;
+	return crc;
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_pkt_icrc_copy);
+
+/**
+ * sroce_pkt_icrc_placed() - finish the check a placing copy carried
+ * @pkt: the packet
+ * @crc: the CRC from sroce_pkt_icrc_copy(), after the copy went over the
+ *	 whole payload
+ *
+ * The payload is in memory already, where the retransmission of the same
+ * PSN will put it again, so a wrong ICRC only means: change no state,
+ * complete nothing, drop the packet.
+ *
+ * Return: false if the ICRC is wrong (counted).
+ */
+bool sroce_pkt_icrc_placed(struct sroce_pkt *pkt, u32 crc)
+{
+	if (!pkt->icrc_todo)
+		return true;
+	if (pkt->padlen)
+		crc = (__force u32)__skb_checksum(pkt->skb,
+						 pkt->payoff + pkt->paylen,
+						 pkt->padlen,
+						 (__force __wsum)crc,
+						 &sroce_crc_ops);
+	return sroce_icrc_final(pkt, crc);
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_pkt_icrc_placed);
 
 static bool sroce_is_response(u8 opcode)
 {
@@ -196,14 +283,17 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool local)
 		sroce_count(sdev, SROCE_CNT_RX_DROP_MALFORMED, 1);
 		goto drop;
 	}
-	if (!local && !sroce_icrc_ok(skb)) {
+	pkt.sdev = sdev;
+	pkt.icrc_todo = false;
+	if (!local && !sroce_pkt_icrc_begin(skb, &pkt)) {
 		sroce_count(sdev, SROCE_CNT_RX_ICRC_ERR, 1);
 		goto drop;
 	}
 
 	qp = sroce_qp_get(sdev, pkt.qpn);
 	if (!qp) {
-		sroce_count(sdev, SROCE_CNT_RX_DROP_NO_QP, 1);
+		if (sroce_pkt_icrc_ok(&pkt))
+			sroce_count(sdev, SROCE_CNT_RX_DROP_NO_QP, 1);
 		goto drop;
 	}
 	if ((pkt.opcode & SROCE_TR_MASK) == SROCE_TR_UD &&
@@ -211,13 +301,20 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool local)
 		sroce_resp_ud(qp, &pkt);
 	} else if ((pkt.opcode & SROCE_TR_MASK) != SROCE_TR_RC ||
 		   qp->ibqp.qp_type != IB_QPT_RC) {
-		sroce_count(sdev, SROCE_CNT_RX_DROP_MALFORMED, 1);
+		if (sroce_pkt_icrc_ok(&pkt))
+			sroce_count(sdev, SROCE_CNT_RX_DROP_MALFORMED, 1);
 	} else if (sroce_is_response(pkt.opcode)) {
 		sroce_comp_rcv(qp, &pkt);
 	} else {
 		sroce_resp_rcv(qp, &pkt);
 	}
 	sroce_qp_put(qp);
+	/*
+	 * The handlers check the ICRC before they act on a packet; one they
+	 * dropped unchecked is checked here, so a corrupt packet is counted
+	 * as such whatever else was wrong with it.
+	 */
+	sroce_pkt_icrc_ok(&pkt);
 drop:
 	kfree_skb(skb);
 }

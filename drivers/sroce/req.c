@@ -14,8 +14,6 @@
 
 #include "sroce.h"
 
-/* Unacknowledged PSNs in flight per QP. */
-#define SROCE_WINDOW		64
 /* Ask for an ACK this often inside a long message. */
 #define SROCE_ACK_EVERY		16
 /* Fewest response packets one READ request on the wire asks for. */

@@ -177,6 +177,39 @@ static bool sroce_resp_paylen_ok(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	return last ? pkt->paylen <= qp->pmtu : pkt->paylen == qp->pmtu;
 }
 
+/*
+ * Refuse a packet with NAK @syn and error @err, unless its ICRC is wrong:
+ * a corrupt packet is dropped (-EBADMSG) and changes nothing.
+ */
+static int sroce_resp_nak(struct sroce_pkt *pkt, u8 *nak, u8 syn, int err)
+{
+	if (!sroce_pkt_icrc_ok(pkt))
+		return -EBADMSG;
+	*nak = syn;
+	return err;
+}
+
+/* sroce_resp_get_rwqe() failed: RNR, or a bad receive WQE to fail. */
+static int sroce_resp_no_rwqe(struct sroce_qp *qp, struct sroce_pkt *pkt,
+			      u8 *nak, int err)
+{
+	if (!sroce_pkt_icrc_ok(pkt)) {
+		/* Fetched again for the next packet. */
+		qp->have_rwqe = false;
+		return -EBADMSG;
+	}
+	if (err == -EAGAIN)
+		return err;
+	sroce_resp_fail_rwqe(qp, IB_WC_LOC_LEN_ERR);
+	*nak = SROCE_AETH_NAK_REM_OP;
+	return err;
+}
+
+/*
+ * SEND and WRITE payload goes where QP state says (the receive WQE, or
+ * the address the message's first packet gave): the copy carries the
+ * ICRC check, and nothing is committed before it passes.
+ */
 static int sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
 			   u8 *nak)
 {
@@ -186,6 +219,7 @@ static int sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	bool first = op == SROCE_OP_SEND_FIRST || op == SROCE_OP_SEND_ONLY ||
 		     op == SROCE_OP_SEND_ONLY_IMM;
 	bool last = op != SROCE_OP_SEND_FIRST && op != SROCE_OP_SEND_MIDDLE;
+	u32 crc;
 	int err;
 
 	/* rcv_off also tracks a WRITE; a new SEND starts from zero. */
@@ -193,31 +227,29 @@ static int sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		qp->rcv_off = 0;
 	if (!qp->have_rwqe) {
 		err = sroce_resp_get_rwqe(qp);
-		if (err == -EAGAIN)
-			return err;
-		if (err) {
-			sroce_resp_fail_rwqe(qp, IB_WC_LOC_LEN_ERR);
-			*nak = SROCE_AETH_NAK_REM_OP;
-			return err;
-		}
+		if (err)
+			return sroce_resp_no_rwqe(qp, pkt, nak, err);
 	}
-	if (!sroce_resp_paylen_ok(qp, pkt, last)) {
-		*nak = SROCE_AETH_NAK_INVALID;
-		return -EINVAL;
-	}
+	if (!sroce_resp_paylen_ok(qp, pkt, last))
+		return sroce_resp_nak(pkt, nak, SROCE_AETH_NAK_INVALID, -EINVAL);
 	if (pkt->paylen > qp->rwqe.length - qp->rcv_off) {
-		sroce_resp_fail_rwqe(qp, IB_WC_LOC_LEN_ERR);
-		*nak = SROCE_AETH_NAK_INVALID;
-		return -EINVAL;
+		err = sroce_resp_nak(pkt, nak, SROCE_AETH_NAK_INVALID, -EINVAL);
+		if (err != -EBADMSG)
+			sroce_resp_fail_rwqe(qp, IB_WC_LOC_LEN_ERR);
+		return err;
 	}
+	c.crc = sroce_pkt_icrc_copy(pkt, &crc);
 	err = sroce_sge_copy(qp->ibqp.pd, qp->rwqe.sge, qp->rwqe.num_sge,
 			     qp->rcv_off, pkt->paylen, IB_ACCESS_LOCAL_WRITE,
 			     &c);
 	if (err) {
-		sroce_resp_fail_rwqe(qp, IB_WC_LOC_PROT_ERR);
-		*nak = SROCE_AETH_NAK_REM_OP;
+		err = sroce_resp_nak(pkt, nak, SROCE_AETH_NAK_REM_OP, err);
+		if (err != -EBADMSG)
+			sroce_resp_fail_rwqe(qp, IB_WC_LOC_PROT_ERR);
 		return err;
 	}
+	if (!sroce_pkt_icrc_placed(pkt, crc))
+		return -EBADMSG;
 	qp->rcv_off += pkt->paylen;
 	if (last) {
 		struct sroce_wc wc = {
@@ -269,33 +301,27 @@ static int sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	bool last = op != SROCE_OP_WRITE_FIRST && op != SROCE_OP_WRITE_MIDDLE;
 	bool imm = op == SROCE_OP_WRITE_LAST_IMM ||
 		   op == SROCE_OP_WRITE_ONLY_IMM;
+	u32 crc;
 	int err;
 
 	/* The receive WQE an immediate consumes must be there first. */
 	if (imm && !qp->have_rwqe) {
 		err = sroce_resp_get_rwqe(qp);
-		if (err == -EAGAIN)
-			return err;
-		if (err) {
-			sroce_resp_fail_rwqe(qp, IB_WC_LOC_LEN_ERR);
-			*nak = SROCE_AETH_NAK_REM_OP;
-			return err;
-		}
+		if (err)
+			return sroce_resp_no_rwqe(qp, pkt, nak, err);
 	}
 	if (first) {
 		u64 va = sroce_reth_va(&pkt->reth);
 		u32 rkey = sroce_reth_rkey(&pkt->reth);
 		u32 len = sroce_reth_len(&pkt->reth);
 
-		if (len > (1U << 31)) {
-			*nak = SROCE_AETH_NAK_INVALID;
-			return -EINVAL;
-		}
+		if (len > (1U << 31))
+			return sroce_resp_nak(pkt, nak, SROCE_AETH_NAK_INVALID,
+					      -EINVAL);
 		if (sroce_resp_rkey_ok(qp, rkey, va, len,
-				       IB_ACCESS_REMOTE_WRITE)) {
-			*nak = SROCE_AETH_NAK_REM_ACC;
-			return -EACCES;
-		}
+				       IB_ACCESS_REMOTE_WRITE))
+			return sroce_resp_nak(pkt, nak, SROCE_AETH_NAK_REM_ACC,
+					      -EACCES);
 		qp->wr_va = va;
 		qp->wr_rkey = rkey;
 		qp->wr_len = len;
@@ -303,20 +329,20 @@ static int sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	}
 	if (!sroce_resp_paylen_ok(qp, pkt, last) ||
 	    pkt->paylen > qp->wr_len - qp->rcv_off ||
-	    (last && qp->rcv_off + pkt->paylen != qp->wr_len)) {
-		*nak = SROCE_AETH_NAK_INVALID;
-		return -EINVAL;
-	}
+	    (last && qp->rcv_off + pkt->paylen != qp->wr_len))
+		return sroce_resp_nak(pkt, nak, SROCE_AETH_NAK_INVALID, -EINVAL);
+	c.crc = sroce_pkt_icrc_copy(pkt, &crc);
 	if (pkt->paylen) {
 		/* Looked up per packet: a deregistered MR stops the write. */
 		err = sroce_mr_copy_rkey(qp->ibqp.pd, qp->wr_rkey,
 					 qp->wr_va + qp->rcv_off, pkt->paylen,
 					 IB_ACCESS_REMOTE_WRITE, &c);
-		if (err) {
-			*nak = SROCE_AETH_NAK_REM_ACC;
-			return err;
-		}
+		if (err)
+			return sroce_resp_nak(pkt, nak, SROCE_AETH_NAK_REM_ACC,
+					      err);
 	}
+	if (!sroce_pkt_icrc_placed(pkt, crc))
+		return -EBADMSG;
 	qp->rcv_off += pkt->paylen;
 	if (last) {
 		if (imm) {
@@ -357,6 +383,7 @@ static int sroce_resp_read(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		*nak = SROCE_AETH_NAK_REM_ACC;
 		return -EACCES;
 	}
+	j.big = sroce_req_npkts(0, j.len, qp->pmtu) > SROCE_WINDOW;
 	qp->msn++;
 	j.msn = qp->msn;
 	if (!sroce_resp_push(qp, &j)) {
@@ -429,10 +456,16 @@ static int sroce_resp_execute(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	u8 op = pkt->opcode & SROCE_OP_MASK, next;
 	int err;
 
-	if (sroce_resp_opseq(qp->in_msg, pkt->opcode, &next)) {
-		*nak = SROCE_AETH_NAK_INVALID;
-		return -EINVAL;
-	}
+	if (sroce_resp_opseq(qp->in_msg, pkt->opcode, &next))
+		return sroce_resp_nak(pkt, nak, SROCE_AETH_NAK_INVALID, -EINVAL);
+	/*
+	 * A packet that names the address it acts on (a READ, the first
+	 * packet of a WRITE) is checked first: a corrupt address must never
+	 * be written to or read from.
+	 */
+	if ((pkt->hdrs & (SROCE_HDR_RETH | SROCE_HDR_ATMETH)) &&
+	    !sroce_pkt_icrc_ok(pkt))
+		return -EBADMSG;
 	switch (op) {
 	case SROCE_OP_READ_REQ:
 		err = sroce_resp_read(qp, pkt, nak);
@@ -485,6 +518,7 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		    sroce_resp_rkey_ok(qp, j.rkey, j.va, j.len,
 				       IB_ACCESS_REMOTE_READ))
 			return;
+		j.big = sroce_req_npkts(0, j.len, qp->pmtu) > SROCE_WINDOW;
 		j.mid = sroce_resp_read_mid(qp, j.psn);
 		if (j.mid) {
 			qp->rd_pace = sroce_rd_pace_next(qp->rd_pace, true);
@@ -538,6 +572,8 @@ void sroce_resp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	}
 	switch (sroce_resp_classify(qp->epsn, pkt->psn)) {
 	case SROCE_PSN_AHEAD:
+		if (!sroce_pkt_icrc_ok(pkt))
+			break;
 		sroce_count(qp->sdev, SROCE_CNT_RX_OUT_OF_SEQ, 1);
 		if (!qp->nak_seq) {
 			qp->nak_seq = true;
@@ -545,11 +581,14 @@ void sroce_resp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		}
 		break;
 	case SROCE_PSN_DUPLICATE:
-		sroce_resp_duplicate(qp, pkt);
+		if (sroce_pkt_icrc_ok(pkt))
+			sroce_resp_duplicate(qp, pkt);
 		break;
 	case SROCE_PSN_EXPECTED:
 		err = sroce_resp_execute(qp, pkt, &nak);
-		if (err == -EAGAIN) {
+		if (err == -EBADMSG) {
+			/* Corrupt: counted, dropped, nothing changed. */
+		} else if (err == -EAGAIN) {
 			sroce_resp_ack(qp, SROCE_AETH_RNR_NAK |
 				       (qp->min_rnr_timer &
 					SROCE_AETH_CREDIT_MASK), pkt->psn);
@@ -589,6 +628,7 @@ void sroce_resp_ud(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	struct sroce_copy g = { .to_mr = true };
 	u8 grh[40] = {};
 	u8 op = pkt->opcode & SROCE_OP_MASK;
+	u32 crc;
 
 	if (v6)
 		memcpy(grh, skb_network_header(pkt->skb), 40);
@@ -603,22 +643,30 @@ void sroce_resp_ud(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	if (sroce_deth_qkey(&pkt->deth) != qp->qkey)
 		goto drop;
 	if (!qp->have_rwqe && sroce_resp_get_rwqe(qp)) {
-		if (qp->have_rwqe)
+		if (!sroce_pkt_icrc_ok(pkt))
+			qp->have_rwqe = false;
+		else if (qp->have_rwqe)
 			sroce_resp_fail_rwqe(qp, IB_WC_LOC_LEN_ERR);
 		goto drop;
 	}
 	if (qp->rwqe.length < sizeof(grh) + pkt->paylen) {
-		sroce_resp_fail_rwqe(qp, IB_WC_LOC_LEN_ERR);
+		if (sroce_pkt_icrc_ok(pkt))
+			sroce_resp_fail_rwqe(qp, IB_WC_LOC_LEN_ERR);
 		goto drop;
 	}
+	c.crc = sroce_pkt_icrc_copy(pkt, &crc);
 	if (sroce_sge_copy(qp->ibqp.pd, qp->rwqe.sge, qp->rwqe.num_sge, 0,
 			   sizeof(grh), IB_ACCESS_LOCAL_WRITE, &g) ||
 	    sroce_sge_copy(qp->ibqp.pd, qp->rwqe.sge, qp->rwqe.num_sge,
 			   sizeof(grh), pkt->paylen, IB_ACCESS_LOCAL_WRITE,
 			   &c)) {
-		sroce_resp_fail_rwqe(qp, IB_WC_LOC_PROT_ERR);
+		if (sroce_pkt_icrc_ok(pkt))
+			sroce_resp_fail_rwqe(qp, IB_WC_LOC_PROT_ERR);
 		goto drop;
 	}
+	/* A corrupt datagram leaves the receive WQE for the next one. */
+	if (!sroce_pkt_icrc_placed(pkt, crc))
+		goto drop;
 	if (op == SROCE_OP_SEND_ONLY_IMM) {
 		wc.flags |= IB_WC_WITH_IMM;
 		wc.imm = pkt->imm;
@@ -699,12 +747,17 @@ static struct sk_buff *sroce_resp_ack_pkt(struct sroce_qp *qp,
 	return skb;
 }
 
-/* Whether this jiffy's READ responses are used up; counts one if not. */
-static bool sroce_resp_paced(struct sroce_qp *qp)
+/*
+ * Whether this jiffy's READ responses are used up; counts one if not. Only
+ * a request for more than the window is paced: a requester that asks in
+ * chunks (sroce does) recovers a loss without a timer and is never held
+ * up.
+ */
+static bool sroce_resp_paced(struct sroce_qp *qp, const struct sroce_rjob *j)
 {
 	unsigned long now = jiffies;
 
-	if (!qp->rd_pace)
+	if (!qp->rd_pace || !j->big)
 		return false;
 	if (qp->rd_pace_tick != now) {
 		qp->rd_pace_tick = now;
@@ -742,7 +795,7 @@ struct sk_buff *sroce_resp_next(struct sroce_qp *qp, u32 *psn)
 		}
 		/* READ responses stop in ERR; ACKs and NAKs still go. */
 		if (qp->state != IB_QPS_ERR) {
-			paced = sroce_resp_paced(qp);
+			paced = sroce_resp_paced(qp, j);
 			if (paced)
 				break;
 			skb = sroce_resp_read_pkt(qp, j, psn);

@@ -264,9 +264,13 @@ struct sroce_rjob {
 	u32		len;
 	u32		off;		/* READ: bytes sent so far */
 	bool		mid;		/* READ: replays part of a request */
+	bool		big;		/* READ: more than SROCE_WINDOW packets */
 };
 
 #define SROCE_RJOBS	(2 * SROCE_MAX_QP_RD_ATOM + 2)
+
+/* Unacknowledged PSNs in flight per QP; the most a sroce READ asks for. */
+#define SROCE_WINDOW	64
 
 /* Bits of sroce_qp.flags. */
 enum {
@@ -371,6 +375,7 @@ static inline struct sroce_swqe *sroce_swqe(struct sroce_qp *qp, u32 i)
 /* A received packet, parsed and bounds-checked. */
 struct sroce_pkt {
 	struct sk_buff		*skb;
+	struct sroce_dev	*sdev;
 	u8			opcode;
 	u32			hdrs;		/* enum sroce_hdr_bits */
 	u32			psn;
@@ -387,6 +392,9 @@ struct sroce_pkt {
 	struct sroce_deth	deth;
 	__be32			imm;
 	u32			ieth;
+	u32			hcrc;		/* ICRC state after the headers */
+	u32			icrc;		/* the ICRC it carries */
+	bool			icrc_todo;	/* not checked yet: see net.c */
 };
 
 /* A completion, before it takes the user or kernel form. */
@@ -506,6 +514,10 @@ int sroce_pkt_xmit(struct sroce_qp *qp, struct sk_buff *skb);
 u32 sroce_pkt_icrc_start(struct sk_buff *skb, const u8 *end);
 void sroce_pkt_icrc_end(struct sk_buff *skb, u32 crc, unsigned int pad);
 void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool local);
+bool sroce_pkt_icrc_begin(struct sk_buff *skb, struct sroce_pkt *pkt);
+bool sroce_pkt_icrc_ok(struct sroce_pkt *pkt);
+u32 *sroce_pkt_icrc_copy(struct sroce_pkt *pkt, u32 *crc);
+bool sroce_pkt_icrc_placed(struct sroce_pkt *pkt, u32 crc);
 
 /* qp.c */
 int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,

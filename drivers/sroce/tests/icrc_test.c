@@ -6,6 +6,8 @@
 #include <kunit/test.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
+#include <linux/percpu.h>
+#include <linux/skbuff.h>
 #include <linux/udp.h>
 #include <asm/unaligned.h>
 
@@ -90,10 +92,146 @@ static void icrc_short(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sroce_icrc_packet(b, false, 39), 0);
 }
 
+/*
+ * A received packet as sroce_rcv() has it: IP header at the network
+ * header, skb->data at UDP, the payload's second half in a page fragment
+ * so the CRC must walk fragments.
+ */
+static struct sk_buff *rx_skb(struct kunit *test, const u8 *p,
+			      unsigned int len, bool v6, unsigned int split)
+{
+	size_t ipl = v6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr);
+	struct sk_buff *skb = alloc_skb(len, GFP_KERNEL);
+	struct page *pg;
+
+	KUNIT_ASSERT_NOT_NULL(test, skb);
+	skb_put_data(skb, p, split);
+	pg = alloc_page(GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, pg);
+	memcpy(page_address(pg), p + split, len - split);
+	skb_add_rx_frag(skb, 0, pg, 0, len - split, PAGE_SIZE);
+	skb_reset_network_header(skb);
+	skb_pull(skb, ipl);
+	skb->protocol = htons(v6 ? ETH_P_IPV6 : ETH_P_IP);
+	return skb;
+}
+
+static u64 icrc_errors(struct sroce_dev *sdev)
+{
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += per_cpu_ptr(sdev->cnt, cpu)->c[SROCE_CNT_RX_ICRC_ERR];
+	return sum;
+}
+
+/*
+ * The receive check in both forms: a pass of its own (sroce_pkt_icrc_ok)
+ * and carried by the copy that places the payload (sroce_pkt_icrc_copy,
+ * sroce_mr_copy, sroce_pkt_icrc_placed). Both accept what rdma_rxe sent,
+ * both refuse it with one payload bit flipped, and count it.
+ */
+static void icrc_rx_fused(struct kunit *test)
+{
+	struct sroce_dev *sdev = kunit_kzalloc(test, sizeof(*sdev), GFP_KERNEL);
+	struct sroce_mr *mr = kunit_kzalloc(test, sizeof(*mr), GFP_KERNEL);
+	unsigned int i, n = 0;
+
+	KUNIT_ASSERT_NOT_NULL(test, sdev);
+	KUNIT_ASSERT_NOT_NULL(test, mr);
+	sdev->cnt = alloc_percpu(struct sroce_counters);
+	KUNIT_ASSERT_NOT_NULL(test, sdev->cnt);
+	mr->dma = true;
+	for (i = 0; i < ARRAY_SIZE(sroce_rxe_packets); i++) {
+		bool v6 = sroce_rxe_packets[i].ipv6;
+		unsigned int len = sroce_rxe_packets[i].len, flip;
+		size_t ipl = v6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr);
+		const u8 *p = sroce_rxe_packets[i].bytes;
+		const struct sroce_bth *bth = (const void *)(p + ipl +
+							     sizeof(struct udphdr));
+		u8 op = sroce_bth_opcode(bth), *buf, *dst;
+		struct sroce_pkt pkt = { .sdev = sdev };
+		struct sk_buff *skb;
+		int bad;
+		u32 crc;
+
+		pkt.payoff = sizeof(struct udphdr) + sroce_opcode_hdr_len(op);
+		pkt.padlen = sroce_bth_pad(bth);
+		pkt.paylen = len - ipl - pkt.payoff - pkt.padlen -
+			     SROCE_ICRC_LEN;
+		if (!pkt.paylen)
+			continue;
+		n++;
+		buf = kunit_kmalloc(test, pkt.paylen, GFP_KERNEL);
+		dst = kunit_kzalloc(test, pkt.paylen, GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, buf);
+		KUNIT_ASSERT_NOT_NULL(test, dst);
+		flip = ipl + pkt.payoff + pkt.paylen / 2;
+		for (bad = 0; bad < 2; bad++) {
+			u8 *q = kunit_kmalloc(test, len, GFP_KERNEL);
+			u64 before = icrc_errors(sdev);
+
+			KUNIT_ASSERT_NOT_NULL(test, q);
+			memcpy(q, p, len);
+			if (bad)
+				q[flip] ^= 0x10;
+
+			/* A pass of its own. */
+			skb = rx_skb(test, q, len, v6, ipl + pkt.payoff + 1);
+			pkt.skb = skb;
+			KUNIT_ASSERT_TRUE(test, sroce_pkt_icrc_begin(skb, &pkt));
+			KUNIT_EXPECT_EQ(test, sroce_pkt_icrc_ok(&pkt), !bad);
+			/* Checked once only. */
+			KUNIT_EXPECT_TRUE(test, sroce_pkt_icrc_ok(&pkt));
+			KUNIT_EXPECT_PTR_EQ(test, sroce_pkt_icrc_copy(&pkt, &crc),
+					    NULL);
+
+			/* In the copy that places the payload. */
+			KUNIT_ASSERT_TRUE(test, sroce_pkt_icrc_begin(skb, &pkt));
+			KUNIT_ASSERT_PTR_EQ(test, sroce_pkt_icrc_copy(&pkt, &crc),
+					    &crc);
+			KUNIT_ASSERT_EQ(test, skb_copy_bits(skb, pkt.payoff, buf,
+							    pkt.paylen), 0);
+			sroce_mr_copy(mr, (uintptr_t)dst, buf, pkt.paylen,
+				      true, &crc);
+			KUNIT_EXPECT_EQ(test, sroce_pkt_icrc_placed(&pkt, crc),
+					!bad);
+			KUNIT_EXPECT_EQ(test, memcmp(dst, q + ipl + pkt.payoff,
+						     pkt.paylen), 0);
+			KUNIT_EXPECT_EQ(test, icrc_errors(sdev) - before,
+					(u64)(bad ? 2 : 0));
+			kfree_skb(skb);
+		}
+	}
+	KUNIT_EXPECT_GE(test, n, 2U);
+	free_percpu(sdev->cnt);
+}
+
+/* A header that is not plain IP + UDP + BTH is refused at once. */
+static void icrc_rx_layout(struct kunit *test)
+{
+	const u8 *p = sroce_rxe_packets[0].bytes;
+	unsigned int len = sroce_rxe_packets[0].len;
+	struct sroce_pkt pkt = { .payoff = sizeof(struct udphdr) +
+					    sizeof(struct sroce_bth) };
+	struct sk_buff *skb;
+	u8 q[SROCE_RXE_PACKET_MAX];
+
+	KUNIT_ASSERT_FALSE(test, sroce_rxe_packets[0].ipv6);
+	memcpy(q, p, len);
+	q[0] = 0x46;	/* IPv4 with options */
+	skb = rx_skb(test, q, len, false, len - 8);
+	KUNIT_EXPECT_FALSE(test, sroce_pkt_icrc_begin(skb, &pkt));
+	kfree_skb(skb);
+}
+
 static struct kunit_case icrc_cases[] = {
 	KUNIT_CASE(icrc_rxe_packets),
 	KUNIT_CASE(icrc_masked_fields),
 	KUNIT_CASE(icrc_short),
+	KUNIT_CASE(icrc_rx_fused),
+	KUNIT_CASE(icrc_rx_layout),
 	{}
 };
 
