@@ -52,6 +52,12 @@ static enum ib_wc_opcode sroce_wc_opcode(u32 wr_opcode)
 		return IB_WC_RDMA_WRITE;
 	case IB_WR_RDMA_READ:
 		return IB_WC_RDMA_READ;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+		return IB_WC_COMP_SWAP;
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		return IB_WC_FETCH_ADD;
+	case SROCE_WR_ATOMIC_WRITE:
+		return (enum ib_wc_opcode)SROCE_WC_ATOMIC_WRITE;
 	}
 	return IB_WC_SEND;
 }
@@ -74,7 +80,7 @@ static int sroce_comp_one(struct sroce_qp *qp, enum ib_wc_status status)
 
 		err = sroce_complete(qp, qp->ibqp.send_cq, &wc, false);
 	}
-	if (w->opcode == IB_WR_RDMA_READ)
+	if (sroce_wr_waits(w->opcode))
 		qp->rd_outstanding -= w->rd_reqs - w->rd_answered;
 	if (qp->req_cur == qp->sq.cons) {
 		qp->req_cur = sroce_q_next(qp->req_cur, qp->sq.index_mask);
@@ -93,7 +99,7 @@ static void sroce_comp_fail(struct sroce_qp *qp, enum ib_wc_status status)
 	qp->req_err = status;
 }
 
-/* PSN the oldest unfinished READ expects next. */
+/* PSN the oldest unfinished READ (or atomic) expects next. */
 static u32 sroce_rd_expect(struct sroce_qp *qp, struct sroce_swqe *w)
 {
 	return sroce_psn_add(w->first_psn, w->rd_done / qp->pmtu);
@@ -116,7 +122,7 @@ static int sroce_comp_ack(struct sroce_qp *qp, u32 psn, bool implied)
 
 		if (w->bad || !w->started)
 			break;
-		if (w->opcode == IB_WR_RDMA_READ) {
+		if (sroce_wr_waits(w->opcode)) {
 			if (w->done)
 				goto complete;
 			if (implied && !qp->rd_gap &&
@@ -152,17 +158,89 @@ complete:
 	return 0;
 }
 
-/* The oldest WQE if it is a READ waiting for responses, else NULL. */
-static struct sroce_swqe *sroce_comp_reading(struct sroce_qp *qp)
+/* The oldest WQE if it waits for a response, else NULL. */
+static struct sroce_swqe *sroce_comp_waiting(struct sroce_qp *qp)
 {
 	struct sroce_swqe *w;
 
 	if (qp->sq.cons == qp->sq_head)
 		return NULL;
 	w = sroce_swqe(qp, qp->sq.cons);
-	if (w->opcode != IB_WR_RDMA_READ || !w->started || w->done)
+	if (!sroce_wr_waits(w->opcode) || !w->started || w->done)
 		return NULL;
 	return w;
+}
+
+/*
+ * A response that is not the one the oldest waiting WQE expects: beyond
+ * it, the expected one was lost and the requester goes back for it at
+ * once (only once until one arrives in order); before it, a duplicate.
+ */
+static void sroce_comp_unexpected(struct sroce_qp *qp, struct sroce_swqe *w,
+				  u32 psn)
+{
+	if (sroce_psn_cmp(psn, sroce_rd_expect(qp, w)) > 0) {
+		if (!qp->rd_gap) {
+			qp->rd_gap = true;
+			sroce_req_rewind(qp, sroce_rd_expect(qp, w));
+			sroce_count(qp->sdev, SROCE_CNT_RX_OUT_OF_SEQ, 1);
+		}
+	} else {
+		sroce_count(qp->sdev, SROCE_CNT_RX_DUPLICATES, 1);
+	}
+}
+
+/* The one response of an atomic has arrived: it is done. */
+static int sroce_comp_atomic_done(struct sroce_qp *qp, struct sroce_swqe *w,
+				  u32 psn)
+{
+	w->done = 1;
+	w->rd_answered = w->rd_reqs;
+	qp->rd_outstanding--;
+	qp->rd_gap = false;
+	return sroce_comp_ack(qp, psn, false);
+}
+
+/*
+ * An ATOMIC ACKNOWLEDGE: the original value goes into the WQE's first 8
+ * bytes. Checked before anything is placed: it is 8 bytes.
+ *
+ * Return: -errno to fail the QP.
+ */
+static int sroce_comp_atomic_ack(struct sroce_qp *qp, struct sroce_pkt *pkt)
+{
+	struct sroce_swqe *w;
+	struct sroce_copy c = { .to_mr = true };
+	u64 orig = sroce_atmack_orig(&pkt->atmack);
+	int err;
+
+	if (!sroce_pkt_icrc_ok(pkt))
+		return 0;
+	if ((sroce_aeth_syn(&pkt->aeth) & SROCE_AETH_TYPE_MASK) !=
+	    SROCE_AETH_ACK)
+		goto malformed;
+	err = sroce_comp_ack(qp, sroce_psn_add(pkt->psn, -1), false);
+	if (err)
+		return err;
+	w = sroce_comp_waiting(qp);
+	if (!w)
+		return 0;
+	if (pkt->psn != sroce_rd_expect(qp, w)) {
+		sroce_comp_unexpected(qp, w, pkt->psn);
+		return 0;
+	}
+	if (w->opcode != IB_WR_ATOMIC_CMP_AND_SWP &&
+	    w->opcode != IB_WR_ATOMIC_FETCH_AND_ADD)
+		goto malformed;
+	c.buf = (u8 *)&orig;
+	if (sroce_sge_copy(qp->ibqp.pd, w->sge, w->num_sge, 0, sizeof(orig),
+			   IB_ACCESS_LOCAL_WRITE, &c))
+		return -EACCES;
+	return sroce_comp_atomic_done(qp, w, pkt->psn);
+
+malformed:
+	sroce_count(qp->sdev, SROCE_CNT_RX_DROP_MALFORMED, 1);
+	return 0;
 }
 
 /*
@@ -180,8 +258,9 @@ static int sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	u32 resid, end, crc;
 	int err;
 
-	w = sroce_comp_reading(qp);
-	if (w && pkt->psn == sroce_rd_expect(qp, w))
+	w = sroce_comp_waiting(qp);
+	if (w && w->opcode == IB_WR_RDMA_READ &&
+	    pkt->psn == sroce_rd_expect(qp, w))
 		goto place;
 	if (!sroce_pkt_icrc_ok(pkt))
 		return 0;
@@ -189,20 +268,21 @@ static int sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	err = sroce_comp_ack(qp, sroce_psn_add(pkt->psn, -1), false);
 	if (err)
 		return err;
-	w = sroce_comp_reading(qp);
+	w = sroce_comp_waiting(qp);
 	if (!w)
 		return 0;
 	if (pkt->psn != sroce_rd_expect(qp, w)) {
-		if (sroce_psn_cmp(pkt->psn, sroce_rd_expect(qp, w)) > 0 &&
-		    !qp->rd_gap) {
-			qp->rd_gap = true;
-			sroce_req_rewind(qp, sroce_rd_expect(qp, w));
-			sroce_count(qp->sdev, SROCE_CNT_RX_OUT_OF_SEQ, 1);
-		} else {
-			sroce_count(qp->sdev, SROCE_CNT_RX_DUPLICATES, 1);
-		}
+		sroce_comp_unexpected(qp, w, pkt->psn);
 		return 0;
 	}
+	/* An ATOMIC WRITE is answered by an empty READ RESPONSE ONLY. */
+	if (w->opcode == SROCE_WR_ATOMIC_WRITE) {
+		if (op != SROCE_OP_READ_RESP_ONLY || pkt->paylen)
+			goto malformed;
+		return sroce_comp_atomic_done(qp, w, pkt->psn);
+	}
+	if (w->opcode != IB_WR_RDMA_READ)
+		goto malformed;
 place:
 	/* The responses to one request: FIRST..LAST, ONLY; MIDDLE..LAST
 	 * for a request that asked for the rest of a chunk again.
@@ -339,8 +419,12 @@ void sroce_comp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		if (err == -EACCES)
 			st = IB_WC_LOC_PROT_ERR;
 		break;
+	case SROCE_OP_ATOMIC_ACK:
+		err = sroce_comp_atomic_ack(qp, pkt);
+		if (err == -EACCES)
+			st = IB_WC_LOC_PROT_ERR;
+		break;
 	default:
-		/* Atomics are not offered; an ATOMIC ACK answers nothing. */
 		break;
 	}
 	if (err) {

@@ -159,6 +159,92 @@ int sroce_mr_copy_rkey(struct ib_pd *pd, u32 rkey, u64 va, u32 len, int need,
 }
 
 /**
+ * sroce_atomic_op() - one 8-byte atomic operation on memory
+ * @p: the 8-byte aligned word
+ * @op: SROCE_OP_CMP_SWAP, SROCE_OP_FETCH_ADD or SROCE_OP_ATOMIC_WRITE
+ * @a: the compare value, the addend, or the 8 bytes to write
+ * @b: the swap value (CMP_SWAP)
+ *
+ * With the CPU's own atomic instructions, so it is atomic against other
+ * sroce atomics on any device and against the CPUs (IB_ATOMIC_GLOB).
+ *
+ * Return: the word before.
+ */
+u64 sroce_atomic_op(u64 *p, u8 op, u64 a, u64 b)
+{
+	u64 old;
+
+	switch (op) {
+	case SROCE_OP_CMP_SWAP:
+		return cmpxchg64(p, a, b);
+	case SROCE_OP_FETCH_ADD:
+		do {
+			old = READ_ONCE(*p);
+		} while (cmpxchg64(p, old, old + a) != old);
+		return old;
+	default:
+		/* Ordered after everything the QP executed before it. */
+		old = READ_ONCE(*p);
+		smp_store_release(p, a);
+		return old;
+	}
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_atomic_op);
+
+/**
+ * sroce_mr_atomic() - an 8-byte atomic operation on the MR an rkey names
+ * @pd: the QP's PD; the MR must belong to it
+ * @rkey: the rkey
+ * @va: the address, 8-byte aligned
+ * @op: as for sroce_atomic_op(); ATOMIC WRITE needs remote write, the
+ *	others remote atomic access
+ * @a: as for sroce_atomic_op()
+ * @b: as for sroce_atomic_op()
+ * @orig: set to the word before
+ *
+ * Return: 0; -EINVAL for an unknown key, -EACCES or -ERANGE as for
+ * sroce_mr_copy_rkey(), -EFAULT when the word is not 8-byte aligned in
+ * memory (an MR whose iova and pages disagree in their low bits).
+ */
+int sroce_mr_atomic(struct ib_pd *pd, u32 rkey, u64 va, u8 op, u64 a, u64 b,
+		    u64 *orig)
+{
+	int need = op == SROCE_OP_ATOMIC_WRITE ? IB_ACCESS_REMOTE_WRITE :
+						 IB_ACCESS_REMOTE_ATOMIC;
+	struct sroce_mr *mr;
+	u8 *map = NULL;
+	u64 *p, off;
+	int err;
+
+	mr = sroce_mr_get(to_sdev(pd->device), rkey);
+	if (!mr)
+		return -EINVAL;
+	if (mr->ibmr.pd != pd)
+		err = -EACCES;
+	else
+		err = sroce_mr_access_ok(mr->iova, mr->length, mr->access, va,
+					 sizeof(u64), need);
+	if (err)
+		goto out;
+	if (mr->dma) {
+		p = (u64 *)(uintptr_t)va;
+	} else {
+		off = va - mr->iova + mr->page_off;
+		map = kmap_local_page(mr->pages[off >> PAGE_SHIFT]);
+		p = (u64 *)(map + (off & ~PAGE_MASK));
+	}
+	if ((uintptr_t)p & (sizeof(u64) - 1))
+		err = -EFAULT;
+	else
+		*orig = sroce_atomic_op(p, op, a, b);
+	if (map)
+		kunmap_local(map);
+out:
+	sroce_mr_put(mr);
+	return err;
+}
+
+/**
  * sroce_sge_copy() - copy part of a message between an SGE list and @c
  * @pd: the QP's PD
  * @sge: the list, validated lengths

@@ -768,6 +768,14 @@ static int sroce_post_one_send(struct sroce_qp *qp, const struct ib_send_wr *wr)
 		w->wr.wr.rdma.rkey = rdma_wr(wr)->rkey;
 		w->iova = rdma_wr(wr)->remote_addr;
 		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		w->wr.wr.atomic.remote_addr = atomic_wr(wr)->remote_addr;
+		w->wr.wr.atomic.compare_add = atomic_wr(wr)->compare_add;
+		w->wr.wr.atomic.swap = atomic_wr(wr)->swap;
+		w->wr.wr.atomic.rkey = atomic_wr(wr)->rkey;
+		w->iova = atomic_wr(wr)->remote_addr;
+		break;
 	default:
 		break;
 	}

@@ -21,7 +21,7 @@
 
 /**
  * sroce_req_opcode() - the BTH opcode of one packet of a message
- * @wr_opcode: IB_WR_* of the WQE (SEND/WRITE variants)
+ * @wr_opcode: IB_WR_* of the WQE (SEND/WRITE variants, atomics)
  * @first: the packet carries the message's first byte
  * @last: the packet carries its last byte
  *
@@ -51,6 +51,13 @@ u8 sroce_req_opcode(u32 wr_opcode, bool first, bool last)
 				      SROCE_OP_WRITE_FIRST;
 		return last ? SROCE_OP_WRITE_LAST_IMM :
 			      SROCE_OP_WRITE_MIDDLE;
+	/* One packet each. */
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+		return SROCE_OP_CMP_SWAP;
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		return SROCE_OP_FETCH_ADD;
+	case SROCE_WR_ATOMIC_WRITE:
+		return SROCE_OP_ATOMIC_WRITE;
 	}
 	return 0xff;
 }
@@ -115,6 +122,9 @@ static bool sroce_wr_supported(struct sroce_qp *qp, u32 op)
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 	case IB_WR_RDMA_READ:
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+	case SROCE_WR_ATOMIC_WRITE:
 		return true;
 	}
 	return false;
@@ -143,6 +153,22 @@ static void sroce_req_copy_wqe(struct sroce_qp *qp, u32 i)
 
 	if (!sroce_wr_supported(qp, w->opcode)) {
 		w->bad = IB_WC_LOC_QP_OP_ERR;
+		return;
+	}
+	switch (w->opcode) {
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		w->raddr = READ_ONCE(u->wr.wr.atomic.remote_addr);
+		w->rkey = READ_ONCE(u->wr.wr.atomic.rkey);
+		w->cmp_add = READ_ONCE(u->wr.wr.atomic.compare_add);
+		w->swap = READ_ONCE(u->wr.wr.atomic.swap);
+		/* The result goes to the SGE list, never inline. */
+		w->flags &= ~IB_SEND_INLINE;
+		break;
+	case SROCE_WR_ATOMIC_WRITE:
+		/* The 8 bytes are where inline data goes (dma.atomic_wr). */
+		memcpy(&w->cmp_add, u->dma.inline_data, sizeof(w->cmp_add));
+		w->length = sizeof(w->cmp_add);
 		return;
 	}
 	if (sroce_qp_is_ud(qp)) {
@@ -181,8 +207,10 @@ static void sroce_req_copy_wqe(struct sroce_qp *qp, u32 i)
 	memcpy(w->sge, u->dma.sge, num_sge * sizeof(struct ib_sge));
 	for (k = 0; k < num_sge; k++)
 		sum += w->sge[k].length;
-	/* A datagram is one packet. */
-	if (sum > (1ULL << 31) || (sroce_qp_is_ud(qp) && sum > qp->pmtu)) {
+	/* A datagram is one packet; an atomic's result takes 8 bytes. */
+	if (sum > (1ULL << 31) || (sroce_qp_is_ud(qp) && sum > qp->pmtu) ||
+	    ((w->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+	      w->opcode == IB_WR_ATOMIC_FETCH_AND_ADD) && sum < sizeof(u64))) {
 		w->bad = IB_WC_LOC_LEN_ERR;
 		return;
 	}
@@ -320,6 +348,10 @@ static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 			w->rd_reqs = off / w->rd_chunk + 1;
 			qp->rd_outstanding++;
 		}
+	} else if (w->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+		   w->opcode == IB_WR_ATOMIC_FETCH_AND_ADD) {
+		opcode = sroce_req_opcode(w->opcode, true, true);
+		ackreq = true;
 	} else {
 		paylen = min(qp->pmtu, w->length - off);
 		last = off + paylen == w->length;
@@ -327,6 +359,12 @@ static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 		pad = sroce_pad_len(paylen);
 		ackreq = last || !((sroce_psn_add(psn, -w->first_psn) + 1) %
 				   SROCE_ACK_EVERY);
+	}
+	/* An atomic takes a responder resource, once. */
+	if (w->opcode != IB_WR_RDMA_READ && sroce_wr_waits(w->opcode) &&
+	    !w->rd_reqs) {
+		w->rd_reqs = 1;
+		qp->rd_outstanding++;
 	}
 	if (ud) {
 		opcode |= SROCE_TR_UD;
@@ -343,8 +381,9 @@ static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 	bth = (struct sroce_bth *)skb->data;
 	sroce_bth_init(bth, opcode,
 		       last && (w->flags & IB_SEND_SOLICITED) &&
-		       w->opcode != IB_WR_RDMA_WRITE &&
-		       w->opcode != IB_WR_RDMA_READ,
+		       (w->opcode == IB_WR_SEND ||
+			w->opcode == IB_WR_SEND_WITH_IMM ||
+			w->opcode == IB_WR_RDMA_WRITE_WITH_IMM),
 		       pad, SROCE_DEFAULT_PKEY, ud ? w->dqpn : qp->dest_qpn,
 		       ackreq, psn);
 	p = skb->data + sizeof(*bth);
@@ -358,6 +397,12 @@ static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 				rlen);
 		p += sizeof(struct sroce_reth);
 	}
+	if (sroce_opcode_hdrs(opcode) & SROCE_HDR_ATMETH) {
+		sroce_atmeth_init((struct sroce_atmeth *)p, w->raddr, w->rkey,
+				  w->opcode == IB_WR_ATOMIC_CMP_AND_SWP ?
+				  w->swap : w->cmp_add, w->cmp_add);
+		p += sizeof(struct sroce_atmeth);
+	}
 	if (sroce_opcode_hdrs(opcode) & SROCE_HDR_IMM) {
 		memcpy(p, &w->imm, sizeof(w->imm));
 		p += sizeof(w->imm);
@@ -366,7 +411,10 @@ static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 	if (paylen) {
 		c.buf = p;
 		c.crc = &crc;
-		if (w->inl) {
+		if (w->opcode == SROCE_WR_ATOMIC_WRITE) {
+			memcpy(p, &w->cmp_add, paylen);
+			crc = crc32_le(crc, p, paylen);
+		} else if (w->inl) {
 			memcpy(p, w->inline_data + off, paylen);
 			crc = crc32_le(crc, p, paylen);
 		} else {
@@ -436,10 +484,15 @@ struct sk_buff *sroce_req_next(struct sroce_qp *qp, u32 *psn)
 	}
 	if (!w->started && (w->flags & IB_SEND_FENCE) && qp->rd_outstanding)
 		goto out;
-	/* A READ request not sent before needs a responder resource. */
-	if (w->opcode == IB_WR_RDMA_READ &&
-	    (!w->started || qp->req_off / w->rd_chunk >= w->rd_reqs) &&
-	    qp->rd_outstanding >= max_t(u32, qp->max_rd_atomic, 1))
+	/*
+	 * A READ request or an atomic not sent before needs a responder
+	 * resource.
+	 */
+	if (sroce_wr_waits(w->opcode) &&
+	    qp->rd_outstanding >= max_t(u32, qp->max_rd_atomic, 1) &&
+	    (w->opcode == IB_WR_RDMA_READ ?
+	     !w->started || qp->req_off / w->rd_chunk >= w->rd_reqs :
+	     !w->rd_reqs))
 		goto out;
 
 	skb = sroce_req_build(qp, w, psn, &err);

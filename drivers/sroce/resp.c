@@ -21,6 +21,13 @@ enum {
 
 #define SROCE_AETH_ACK_UNLIMITED	(SROCE_AETH_ACK | SROCE_AETH_CREDIT_INVAL)
 
+/* The requests executed once and answered from their remembered result. */
+static bool sroce_opcode_is_atomic(u8 op)
+{
+	return op == SROCE_OP_CMP_SWAP || op == SROCE_OP_FETCH_ADD ||
+	       op == SROCE_OP_ATOMIC_WRITE;
+}
+
 /**
  * sroce_resp_classify() - where a request PSN stands
  * @epsn: the PSN the responder expects
@@ -75,6 +82,9 @@ int sroce_resp_opseq(u8 in_msg, u8 opcode, u8 *next)
 	case SROCE_OP_WRITE_ONLY:
 	case SROCE_OP_WRITE_ONLY_IMM:
 	case SROCE_OP_READ_REQ:
+	case SROCE_OP_CMP_SWAP:
+	case SROCE_OP_FETCH_ADD:
+	case SROCE_OP_ATOMIC_WRITE:
 		*next = SROCE_MSG_NONE;
 		return in_msg == SROCE_MSG_NONE ? 0 : -EINVAL;
 	}
@@ -120,6 +130,19 @@ static void sroce_resp_ack(struct sroce_qp *qp, u8 syn, u32 psn)
 	else if ((syn & SROCE_AETH_TYPE_MASK) == SROCE_AETH_RNR_NAK)
 		sroce_count(qp->sdev, SROCE_CNT_TX_RNR_NAKS, 1);
 	sroce_resp_push(qp, &j);
+}
+
+/* Keep a READ or atomic request's PSN range and result for its replays. */
+static void sroce_resp_remember(struct sroce_qp *qp, u32 psn, u32 npkts,
+				u64 orig, u8 atomic)
+{
+	typeof(qp->rd_hist[0]) *h = &qp->rd_hist[qp->rd_hist_next];
+
+	h->psn = psn;
+	h->npkts = npkts;
+	h->orig = orig;
+	h->atomic = atomic;
+	qp->rd_hist_next = (qp->rd_hist_next + 1) % SROCE_MAX_QP_RD_ATOM;
 }
 
 /* Copy the next receive WQE out of the RQ and validate it. */
@@ -393,11 +416,66 @@ static int sroce_resp_read(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	qp->rd_pending++;
 	qp->rd_pace = sroce_rd_pace_next(qp->rd_pace, qp->rd_loss);
 	qp->rd_loss = false;
-	qp->rd_hist[qp->rd_hist_next].psn = j.psn;
-	qp->rd_hist[qp->rd_hist_next].npkts = sroce_req_npkts(0, j.len,
-							      qp->pmtu);
-	qp->rd_hist_next = (qp->rd_hist_next + 1) % SROCE_MAX_QP_RD_ATOM;
+	sroce_resp_remember(qp, j.psn, sroce_req_npkts(0, j.len, qp->pmtu), 0,
+			    0);
 	return 0;
+}
+
+/*
+ * CMP_SWAP and FETCH_ADD (answered by an ATOMIC ACKNOWLEDGE with the
+ * value before) and ATOMIC WRITE (answered by an empty READ RESPONSE
+ * ONLY). Each is executed once: its result is remembered for a replay.
+ */
+static int sroce_resp_atomic(struct sroce_qp *qp, struct sroce_pkt *pkt,
+			     u8 *nak)
+{
+	u8 op = pkt->opcode & SROCE_OP_MASK;
+	struct sroce_rjob j = { .type = SROCE_RJOB_ATOMIC, .psn = pkt->psn };
+	int need = IB_ACCESS_REMOTE_ATOMIC, err;
+	u64 va, a, b = 0;
+	u32 rkey;
+
+	if (op == SROCE_OP_ATOMIC_WRITE) {
+		va = sroce_reth_va(&pkt->reth);
+		rkey = sroce_reth_rkey(&pkt->reth);
+		need = IB_ACCESS_REMOTE_WRITE;
+		if (sroce_reth_len(&pkt->reth) != sizeof(u64) ||
+		    pkt->paylen != sizeof(u64) ||
+		    skb_copy_bits(pkt->skb, pkt->payoff, &a, sizeof(a)))
+			goto invalid;
+		j.type = SROCE_RJOB_READ;
+	} else {
+		va = sroce_atmeth_va(&pkt->atmeth);
+		rkey = sroce_atmeth_rkey(&pkt->atmeth);
+		a = op == SROCE_OP_CMP_SWAP ? sroce_atmeth_comp(&pkt->atmeth) :
+					      sroce_atmeth_swap_add(&pkt->atmeth);
+		b = sroce_atmeth_swap_add(&pkt->atmeth);
+	}
+	if (qp->rd_pending >= max_t(u32, qp->max_dest_rd_atomic, 1) ||
+	    (va & (sizeof(u64) - 1)))
+		goto invalid;
+	if (!(qp->access & need)) {
+		*nak = SROCE_AETH_NAK_REM_ACC;
+		return -EACCES;
+	}
+	err = sroce_mr_atomic(qp->ibqp.pd, rkey, va, op, a, b, &j.va);
+	if (err == -EFAULT)
+		goto invalid;
+	if (err) {
+		*nak = SROCE_AETH_NAK_REM_ACC;
+		return err;
+	}
+	qp->msn++;
+	j.msn = qp->msn;
+	/* Room for one per resource: rd_pending was checked above. */
+	sroce_resp_push(qp, &j);
+	qp->rd_pending++;
+	sroce_resp_remember(qp, j.psn, 1, j.va, op);
+	return 0;
+
+invalid:
+	*nak = SROCE_AETH_NAK_INVALID;
+	return -EINVAL;
 }
 
 /* READ responses per jiffy: first step after a loss, floor, ceiling. */
@@ -470,6 +548,11 @@ static int sroce_resp_execute(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	case SROCE_OP_READ_REQ:
 		err = sroce_resp_read(qp, pkt, nak);
 		break;
+	case SROCE_OP_CMP_SWAP:
+	case SROCE_OP_FETCH_ADD:
+	case SROCE_OP_ATOMIC_WRITE:
+		err = sroce_resp_atomic(qp, pkt, nak);
+		break;
 	case SROCE_OP_WRITE_FIRST:
 	case SROCE_OP_WRITE_MIDDLE:
 	case SROCE_OP_WRITE_LAST:
@@ -491,6 +574,9 @@ static int sroce_resp_execute(struct sroce_qp *qp, struct sroce_pkt *pkt,
 					 sroce_req_npkts(op,
 							 sroce_reth_len(&pkt->reth),
 							 qp->pmtu));
+	} else if (sroce_opcode_is_atomic(op)) {
+		/* The response job is its acknowledgement. */
+		qp->epsn = sroce_psn_add(pkt->psn, 1);
 	} else {
 		qp->epsn = sroce_psn_add(pkt->psn, 1);
 		if (pkt->ackreq)
@@ -499,21 +585,65 @@ static int sroce_resp_execute(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	return 0;
 }
 
+/*
+ * Queue the answer to a replayed READ or atomic request. Go-back-N: the
+ * requester sends everything from its PSN again, so what is queued from
+ * there on is answered afresh.
+ */
+static void sroce_resp_replay(struct sroce_qp *qp, const struct sroce_rjob *j)
+{
+	u32 i;
+
+	for (i = qp->job_head; i != qp->job_tail; i++) {
+		struct sroce_rjob *q = &qp->jobs[i % SROCE_RJOBS];
+		u32 end = q->psn;
+
+		if (q->type == SROCE_RJOB_READ)
+			end = sroce_psn_add(q->psn,
+					    sroce_req_npkts(0, q->len,
+							    qp->pmtu) - 1);
+		if (sroce_psn_cmp(end, j->psn) >= 0)
+			break;
+	}
+	while (qp->job_tail != i) {
+		qp->job_tail--;
+		if (qp->jobs[qp->job_tail % SROCE_RJOBS].type !=
+		    SROCE_RJOB_ACK)
+			qp->rd_pending--;
+	}
+	if (sroce_resp_push(qp, j))
+		qp->rd_pending++;
+}
+
+/* The remembered result of atomic request @op at @psn, if still kept. */
+static bool sroce_resp_recall(struct sroce_qp *qp, u32 psn, u8 op, u64 *orig)
+{
+	u32 i;
+
+	for (i = 0; i < SROCE_MAX_QP_RD_ATOM; i++) {
+		if (qp->rd_hist[i].atomic == op && qp->rd_hist[i].psn == psn) {
+			*orig = qp->rd_hist[i].orig;
+			return true;
+		}
+	}
+	return false;
+}
+
 /* An old PSN: answer it again, never execute it again. */
 static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
 {
-	sroce_count(qp->sdev, SROCE_CNT_RX_DUPLICATES, 1);
-	if ((pkt->opcode & SROCE_OP_MASK) == SROCE_OP_READ_REQ) {
-		struct sroce_rjob j = {
-			.type = SROCE_RJOB_READ,
-			.psn = pkt->psn,
-			.msn = qp->msn,
-			.va = sroce_reth_va(&pkt->reth),
-			.rkey = sroce_reth_rkey(&pkt->reth),
-			.len = sroce_reth_len(&pkt->reth),
-		};
-		u32 i;
+	u8 op = pkt->opcode & SROCE_OP_MASK;
+	struct sroce_rjob j = {
+		.type = SROCE_RJOB_READ,
+		.psn = pkt->psn,
+		.msn = qp->msn,
+	};
 
+	sroce_count(qp->sdev, SROCE_CNT_RX_DUPLICATES, 1);
+	if (op == SROCE_OP_READ_REQ) {
+		j.va = sroce_reth_va(&pkt->reth);
+		j.rkey = sroce_reth_rkey(&pkt->reth);
+		j.len = sroce_reth_len(&pkt->reth);
 		if (j.len > (1U << 31) ||
 		    sroce_resp_rkey_ok(qp, j.rkey, j.va, j.len,
 				       IB_ACCESS_REMOTE_READ))
@@ -524,29 +654,16 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
 			qp->rd_pace = sroce_rd_pace_next(qp->rd_pace, true);
 			qp->rd_loss = true;
 		}
-		/*
-		 * Go-back-N: the requester sends everything from here again,
-		 * so what is queued from this PSN on is answered afresh.
-		 */
-		for (i = qp->job_head; i != qp->job_tail; i++) {
-			struct sroce_rjob *q = &qp->jobs[i % SROCE_RJOBS];
-			u32 end = q->psn;
-
-			if (q->type == SROCE_RJOB_READ)
-				end = sroce_psn_add(q->psn,
-						    sroce_req_npkts(0, q->len,
-								    qp->pmtu) - 1);
-			if (sroce_psn_cmp(end, j.psn) >= 0)
-				break;
-		}
-		while (qp->job_tail != i) {
-			qp->job_tail--;
-			if (qp->jobs[qp->job_tail % SROCE_RJOBS].type ==
-			    SROCE_RJOB_READ)
-				qp->rd_pending--;
-		}
-		if (sroce_resp_push(qp, &j))
-			qp->rd_pending++;
+		sroce_resp_replay(qp, &j);
+		return;
+	}
+	if (sroce_opcode_is_atomic(op)) {
+		/* Too old to be remembered: the requester gave up on it. */
+		if (!sroce_resp_recall(qp, pkt->psn, op, &j.va))
+			return;
+		if (op != SROCE_OP_ATOMIC_WRITE)
+			j.type = SROCE_RJOB_ATOMIC;
+		sroce_resp_replay(qp, &j);
 		return;
 	}
 	if (pkt->ackreq)
@@ -727,21 +844,28 @@ static struct sk_buff *sroce_resp_read_pkt(struct sroce_qp *qp,
 	return skb;
 }
 
+/* An ACK or NAK, or an ATOMIC ACKNOWLEDGE carrying the original value. */
 static struct sk_buff *sroce_resp_ack_pkt(struct sroce_qp *qp,
 					  const struct sroce_rjob *j)
 {
-	unsigned int hlen = sroce_opcode_hdr_len(SROCE_OP_ACK);
+	bool atomic = j->type == SROCE_RJOB_ATOMIC;
+	u8 opcode = atomic ? SROCE_OP_ATOMIC_ACK : SROCE_OP_ACK;
+	unsigned int hlen = sroce_opcode_hdr_len(opcode);
 	struct sk_buff *skb;
+	u8 *p;
 	u32 crc;
 
 	skb = sroce_pkt_alloc(qp, &qp->av, qp->sport, hlen + SROCE_ICRC_LEN);
 	if (!skb)
 		return NULL;
-	sroce_bth_init((struct sroce_bth *)skb->data, SROCE_OP_ACK, 0, 0,
+	sroce_bth_init((struct sroce_bth *)skb->data, opcode, 0, 0,
 		       SROCE_DEFAULT_PKEY, qp->dest_qpn, 0, j->psn);
-	sroce_aeth_init((struct sroce_aeth *)(skb->data +
-					      sizeof(struct sroce_bth)),
-			j->syn, j->msn);
+	p = skb->data + sizeof(struct sroce_bth);
+	sroce_aeth_init((struct sroce_aeth *)p,
+			atomic ? SROCE_AETH_ACK_UNLIMITED : j->syn, j->msn);
+	if (atomic)
+		sroce_atmack_init((struct sroce_atmack *)
+				  (p + sizeof(struct sroce_aeth)), j->va);
 	crc = sroce_pkt_icrc_start(skb, skb->data + hlen);
 	sroce_pkt_icrc_end(skb, crc, 0);
 	return skb;
@@ -785,12 +909,14 @@ struct sk_buff *sroce_resp_next(struct sroce_qp *qp, u32 *psn)
 	spin_lock_bh(&qp->rq_lock);
 	while (qp->job_head != qp->job_tail) {
 		j = &qp->jobs[qp->job_head % SROCE_RJOBS];
-		if (j->type == SROCE_RJOB_ACK) {
+		if (j->type != SROCE_RJOB_READ) {
 			skb = sroce_resp_ack_pkt(qp, j);
 			if (!skb)
 				break;
 			*psn = j->psn;
 			qp->job_head++;
+			if (j->type == SROCE_RJOB_ATOMIC)
+				qp->rd_pending--;
 			break;
 		}
 		/* READ responses stop in ERR; ACKs and NAKs still go. */

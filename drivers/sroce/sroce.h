@@ -206,6 +206,26 @@ static inline struct sroce_cq *to_scq(struct ib_cq *ibcq)
 }
 
 /*
+ * ATOMIC WRITE (IBTA 1.5): its work request and completion opcodes, fixed
+ * by the uverbs ABI (6.1's ib_verbs.h has no name for them yet).
+ */
+#define SROCE_WR_ATOMIC_WRITE	15
+#define SROCE_WC_ATOMIC_WRITE	9
+
+/*
+ * The operations that wait for a response (READ responses, an ATOMIC
+ * ACKNOWLEDGE, the empty READ RESPONSE to an ATOMIC WRITE) and hold one of
+ * the responder's max_rd_atomic resources while they do.
+ */
+static inline bool sroce_wr_waits(u32 wr_opcode)
+{
+	return wr_opcode == IB_WR_RDMA_READ ||
+	       wr_opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+	       wr_opcode == IB_WR_ATOMIC_FETCH_AND_ADD ||
+	       wr_opcode == SROCE_WR_ATOMIC_WRITE;
+}
+
+/*
  * A send WQE as the kernel keeps it: copied out of the user's ring and
  * validated once, never read back from shared memory. Followed by the SGE
  * list or the inline data.
@@ -219,17 +239,25 @@ struct sroce_swqe {
 	__be32		imm;		/* immediate data, network order */
 	u32		length;		/* message bytes */
 	u32		num_sge;	/* 0 for inline data */
+	/* CMP_AND_SWP: compare, swap; FETCH_AND_ADD: add; ATOMIC WRITE:
+	 * the 8 bytes to write, in memory order.
+	 */
+	u64		cmp_add;
+	u64		swap;
 	/* Requester progress, under sq_lock. */
 	u32		first_psn;	/* PSN of the first packet */
 	u32		last_psn;	/* PSN of the last packet */
 	u32		rd_done;	/* READ: bytes placed so far */
+	/* READ and the atomics, which wait for a response and hold one of
+	 * the responder's max_rd_atomic resources per request.
+	 */
 	u32		rd_chunk;	/* READ: bytes per request on the wire */
 	u32		rd_reqs;	/* READ: requests sent at least once */
 	u32		rd_answered;	/* READ: requests fully answered */
 	u8		started;	/* first packet sent at least once */
 	u8		sent;		/* every packet sent at least once */
 	u8		inl;		/* data is inline */
-	u8		done;		/* READ: every response placed */
+	u8		done;		/* READ, atomics: every response placed */
 	u8		bad;		/* failed validation: WC status */
 	u32		dqpn;		/* UD: destination QP */
 	u32		qkey;		/* UD: Q_Key to send */
@@ -251,7 +279,10 @@ struct sroce_rwqe {
 /* What the responder owes the requester, in PSN order. */
 enum sroce_rjob_type {
 	SROCE_RJOB_ACK,		/* ACK or NAK: one packet */
-	SROCE_RJOB_READ,	/* READ response: one or more packets */
+	SROCE_RJOB_READ,	/* READ response: one or more packets; with
+				 * len 0, the response to an ATOMIC WRITE
+				 */
+	SROCE_RJOB_ATOMIC,	/* ATOMIC ACKNOWLEDGE, the value in va */
 };
 
 struct sroce_rjob {
@@ -259,7 +290,9 @@ struct sroce_rjob {
 	u8		syn;		/* AETH syndrome of an ACK/NAK */
 	u32		psn;		/* ACK: its PSN; READ: the request's */
 	u32		msn;
-	u64		va;		/* READ: as requested */
+	u64		va;		/* READ: as requested; ATOMIC: the
+					 * original value
+					 */
 	u32		rkey;
 	u32		len;
 	u32		off;		/* READ: bytes sent so far */
@@ -346,10 +379,16 @@ struct sroce_qp {
 	u32			rd_pending;	/* READ jobs queued */
 	u32			job_head, job_tail;
 	struct sroce_rjob	rjob_last;	/* READ job sent out last */
-	/* The PSN ranges of the last READ requests, to tell a replay. */
+	/*
+	 * The last READ and atomic requests: PSN ranges, to tell a replay,
+	 * and the atomics' results, to answer a replay without executing it
+	 * again.
+	 */
 	struct {
 		u32		psn;
 		u32		npkts;
+		u64		orig;
+		u8		atomic;	/* 0, or the request's opcode */
 	}			rd_hist[SROCE_MAX_QP_RD_ATOM];
 	u32			rd_hist_next;
 	/* Pacing of READ responses after the requester lost some. */
@@ -486,6 +525,9 @@ int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 
 int sroce_sge_copy(struct ib_pd *pd, const struct ib_sge *sge, u32 num_sge,
 		   u32 off, u32 len, int need, struct sroce_copy *c);
+u64 sroce_atomic_op(u64 *p, u8 op, u64 a, u64 b);
+int sroce_mr_atomic(struct ib_pd *pd, u32 rkey, u64 va, u8 op, u64 a, u64 b,
+		    u64 *orig);
 int sroce_mr_copy_rkey(struct ib_pd *pd, u32 rkey, u64 va, u32 len, int need,
 		       struct sroce_copy *c);
 

@@ -55,8 +55,9 @@ static int sroce_query_device(struct ib_device *ib, struct ib_device_attr *a,
 	a->hw_ver = 0;
 	a->max_qp = SROCE_MAX_QP;
 	a->max_qp_wr = SROCE_MAX_QP_WR;
+	/* ATOMIC WRITE: IB_UVERBS_DEVICE_ATOMIC_WRITE, unnamed in 6.1. */
 	a->device_cap_flags = IB_DEVICE_SYS_IMAGE_GUID |
-			      IB_DEVICE_PORT_ACTIVE_EVENT;
+			      IB_DEVICE_PORT_ACTIVE_EVENT | BIT_ULL(40);
 	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	a->max_send_sge = SROCE_MAX_SGE;
 	a->max_recv_sge = SROCE_MAX_SGE;
@@ -69,7 +70,8 @@ static int sroce_query_device(struct ib_device *ib, struct ib_device_attr *a,
 	a->max_qp_rd_atom = SROCE_MAX_QP_RD_ATOM;
 	a->max_qp_init_rd_atom = SROCE_MAX_QP_RD_ATOM;
 	a->max_res_rd_atom = SROCE_MAX_QP_RD_ATOM * SROCE_MAX_QP;
-	a->atomic_cap = IB_ATOMIC_NONE;
+	/* Done with the CPU's atomic instructions: atomic against all. */
+	a->atomic_cap = IB_ATOMIC_GLOB;
 	a->max_mcast_grp = SROCE_MAX_MCAST_GRP;
 	a->max_mcast_qp_attach = SROCE_MAX_MCAST_QP;
 	a->max_total_mcast_qp_attach = SROCE_MAX_MCAST_GRP * SROCE_MAX_MCAST_QP;

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Two VMs move BYTES through tools/sroce-integrity (random sizes 1 B..4 MiB,
-# send/write/write-with-imm/read, every byte verified on both sides).
+# send/write/write-with-imm/read, every byte verified on both sides), then
+# 3000 atomics through tools/sroce-atomic (every result checked).
 # Usage: integrity.sh DRV0 DRV1 BYTES [clean|netem [OPS]]
 #   DRVn: sroce or rxe for guest n (guest 1 serves, guest 0 drives).
 #   netem: both guests' NICs lose 2%, reorder and duplicate packets, so
@@ -67,6 +68,22 @@ else
 		bash -c "timeout 1500 '$tool' -c 198.18.0.2 -p 18777 --bytes $bytes --ops $ops --seed 11 --timeout 120 ${tmo[*]} > '$log' 2>&1"
 	grep -E '^integrity' "$log" | sed 's/^/# /'
 fi
+# Atomics on one word, every result checked: through netem this is the
+# check that a retransmitted atomic is executed once.
+atool=$SROCE_TREE/tools/sroce-atomic
+t "atomics barrier" guest_barrier atomics 300
+if [ "$me" = 1 ]; then
+	signal atomic-listen
+	t "atomic server ($drv, $mode): the word holds what the client expects" \
+		timeout 600 "$atool" -s -p 18778
+else
+	wait_for 60 signalled atomic-listen
+	sleep 2
+	t "atomic client ($drv, $mode): 3000 atomics, every result right" \
+		bash -c "timeout 600 '$atool' -c 198.18.0.2 -p 18778 -n 3000 -d 8 --seed 7 ${tmo[*]} > '$SROCE_OUT/atomic-$mode.log' 2>&1"
+	sed 's/^/# /' "$SROCE_OUT/atomic-$mode.log"
+fi
+
 # What the link saw, for a run that lost its peer: whether the peer still
 # answers, drops at the NIC and the qdisc, the neighbour entry and ARP's
 # discards, UDP receive errors.

@@ -32,6 +32,13 @@ if [ $rc -ne 0 ]; then
 	T_FAILED=$((T_FAILED + 1))
 	[ $rc -ge 124 ] && echo "# rc_errors.py: killed or crashed (exit $rc)"
 fi
+# Atomics: results, ordering, two QPs on one word, ATOMIC WRITE, errors.
+timeout -k 5 300 "$PY" "$SROCE_TREE/tests/pyverbs/atomics.py" sroce0 --ip "$MY_V4"
+rc=$?
+if [ $rc -ne 0 ]; then
+	T_FAILED=$((T_FAILED + 1))
+	[ $rc -ge 124 ] && echo "# atomics.py: killed or crashed (exit $rc)"
+fi
 
 echo "# rdma statistic show link sroce0/1:"
 rdma statistic show link sroce0/1 2>&1 | tr ' ' '\n' | paste -d' ' - - | awk NF |

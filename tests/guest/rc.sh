@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# RC traffic between two VMs: rc.sh DRV0 DRV1 [full|ci|quick]
+# RC traffic between two VMs: rc.sh DRV0 DRV1 [full|ci|sweep|quick]
 # VM0 creates its device with DRV0, VM1 with DRV1 (sroce or rxe). perftest
 # (send/write/read, bandwidth and latency), rping and ibv_rc_pingpong run as
 # server/client pairs, first with the server on VM1, then on VM0, over the
@@ -8,14 +8,21 @@
 # line on each guest, e.g.
 #   ok - ib_write_bw -a v6 server=vm1 rxe->sroce (client)
 # where "rxe->sroce" is the client's driver -> the server's driver.
-# Without "quick" every tool sweeps every size (-a, 2 B to 8 MiB) over both
-# GIDs in both directions (about 20 minutes in the Debian kernel under
-# TCG); "ci" (what make check runs) sweeps every tool twice, with the
-# server on VM1 over the IPv4 GID and on VM0 over the IPv6 GID, then runs
-# rdma_cm, rping and ibv_rc_pingpong with the server on either side (about
-# five minutes); "quick" runs every tool once at chosen sizes,
-# both GIDs, rdma_cm and both directions (under a minute in the Debian
-# kernel, a few in the debug kernel).
+# Modes:
+#   full   every tool sweeps every size (-a, 2 B to 8 MiB) over both GIDs
+#          in both directions (about 20 minutes in the Debian kernel
+#          under TCG);
+#   ci     (what make check runs in the Debian kernel) every tool sweeps
+#          twice, the server on VM1 over the IPv4 GID and on VM0 over the
+#          IPv6 GID; then the atomics (ib_atomic_bw and ib_atomic_lat, both
+#          operations, the server on either side), rdma_cm, rping and
+#          ibv_rc_pingpong with the server on either side, captured;
+#   sweep  (what make check runs in the debug kernel) every tool at 2 B,
+#          1025 B and 64 KiB, the server and the GID alternating by tool;
+#          then rdma_cm, the atomics, rping and ibv_rc_pingpong with the
+#          server on either side;
+#   quick  every tool once at chosen sizes, both GIDs, rdma_cm and both
+#          directions (under a minute in the Debian kernel).
 # Full output of every run: $SROCE_OUT/logs/.
 set -u
 here=$(dirname "$0")
@@ -24,10 +31,10 @@ here=$(dirname "$0")
 # shellcheck source=tests/guest/rdma-lib.sh
 . "$here/rdma-lib.sh"
 
-DRV0=${1:?usage: rc.sh DRV0 DRV1 [full|ci|quick]}
-DRV1=${2:?usage: rc.sh DRV0 DRV1 [full|ci|quick]}
+DRV0=${1:?usage: rc.sh DRV0 DRV1 [full|ci|sweep|quick]}
+DRV1=${2:?usage: rc.sh DRV0 DRV1 [full|ci|sweep|quick]}
 MODE=${3:-full}
-case $MODE in full | ci | quick) ;; *) echo "rc.sh: mode full, ci or quick, not $MODE" >&2; exit 2 ;; esac
+case $MODE in full | ci | sweep | quick) ;; *) echo "rc.sh: mode full, ci, sweep or quick, not $MODE" >&2; exit 2 ;; esac
 DRVS=("$DRV0" "$DRV1")
 me=$SROCE_VM_INDEX
 T0=$SECONDS
@@ -227,9 +234,16 @@ elif [ "$MODE" = ci ]; then
 		step perf "$tool" 0 v6 "$T_SWEEP" -a -n 5
 	done
 	# What follows is small enough to capture whole: every opcode of
-	# SEND, WRITE, READ and ACK, and the MADs of rdma_cm.
+	# SEND, WRITE, READ, the atomics and ACK, and the MADs of rdma_cm.
 	capture_start
 	barrier capture 120 || not_ok "both guests at the capture"
+	# Atomics: both operations, both tools, the server on either side.
+	for srv in 1 0; do
+		step perf ib_atomic_bw "$srv" v4 "$T_ONE" -A FETCH_AND_ADD -n 200
+		step perf ib_atomic_bw "$srv" v6 "$T_ONE" -A CMP_AND_SWAP -n 200
+		step perf ib_atomic_lat "$srv" v6 "$T_ONE" -A FETCH_AND_ADD -n 100
+		step perf ib_atomic_lat "$srv" v4 "$T_ONE" -A CMP_AND_SWAP -n 100
+	done
 	for srv in 1 0; do
 		for tool in $BW; do
 			step perf "$tool" "$srv" cm "$T_ONE" -n 5
@@ -242,6 +256,26 @@ elif [ "$MODE" = ci ]; then
 	step pingpong 1 v6 -s 1 -n 10 -e -N
 	step pingpong 0 v4 -s 4096 -n 10 -e
 	capture_stop
+elif [ "$MODE" = sweep ]; then
+	# perftest's -a (up to 8 MiB) takes 3 to 5 minutes per tool in the
+	# debug kernel under TCG; this sweep stops at 64 KiB: one packet, one
+	# MTU plus a byte, many packets.
+	srv=1 gid=v4
+	for tool in $BW $LAT; do
+		for size in 2 1025 65536; do
+			step perf "$tool" $srv $gid "$T_ONE" -s $size -n 5
+		done
+		srv=$((1 - srv))
+		[ $gid = v4 ] && gid=v6 || gid=v4
+	done
+	step perf ib_write_bw 1 cm "$T_ONE" -n 5
+	step perf ib_read_bw 0 cm "$T_ONE" -n 5
+	step perf ib_atomic_bw 1 v4 "$T_ONE" -A FETCH_AND_ADD -n 100
+	step perf ib_atomic_lat 0 v6 "$T_ONE" -A CMP_AND_SWAP -n 50
+	step rping_pair 1 v4
+	step rping_pair 0 v6
+	step pingpong 1 v6 -s 65536 -n 10
+	step pingpong 0 v4 -s 1 -n 10 -e -N
 else
 	# Every tool once, both GIDs, rdma_cm, both directions, no sweeps
 	# (a sweep takes minutes in the debug kernel); the sizes take in one

@@ -117,8 +117,39 @@ static void mr_copy_dma(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, dst[12], 0);
 }
 
+/* The three 8-byte atomics: value before, value after. */
+static void mr_atomic_ops(struct kunit *test)
+{
+	u64 *w = kunit_kzalloc(test, 2 * sizeof(u64), GFP_KERNEL);
+	u64 bytes;
+
+	KUNIT_ASSERT_NOT_NULL(test, w);
+	w[0] = 5;
+	/* CMP_SWAP: swaps only on a match, returns the old value either way. */
+	KUNIT_EXPECT_EQ(test, sroce_atomic_op(w, SROCE_OP_CMP_SWAP, 4, 9), 5ULL);
+	KUNIT_EXPECT_EQ(test, w[0], 5ULL);
+	KUNIT_EXPECT_EQ(test, sroce_atomic_op(w, SROCE_OP_CMP_SWAP, 5, 9), 5ULL);
+	KUNIT_EXPECT_EQ(test, w[0], 9ULL);
+	/* FETCH_ADD wraps modulo 2^64. */
+	KUNIT_EXPECT_EQ(test, sroce_atomic_op(w, SROCE_OP_FETCH_ADD, 3, 0),
+			9ULL);
+	KUNIT_EXPECT_EQ(test, w[0], 12ULL);
+	w[0] = U64_MAX;
+	KUNIT_EXPECT_EQ(test, sroce_atomic_op(w, SROCE_OP_FETCH_ADD, 2, 0),
+			U64_MAX);
+	KUNIT_EXPECT_EQ(test, w[0], 1ULL);
+	/* ATOMIC WRITE stores the 8 bytes as they are; the next word stays. */
+	memcpy(&bytes, "ABCDEFGH", sizeof(bytes));
+	w[1] = 77;
+	KUNIT_EXPECT_EQ(test, sroce_atomic_op(w, SROCE_OP_ATOMIC_WRITE, bytes,
+					      0), 1ULL);
+	KUNIT_EXPECT_EQ(test, memcmp(w, "ABCDEFGH", 8), 0);
+	KUNIT_EXPECT_EQ(test, w[1], 77ULL);
+}
+
 static struct kunit_case mr_cases[] = {
 	KUNIT_CASE(mr_access),
+	KUNIT_CASE(mr_atomic_ops),
 	KUNIT_CASE(mr_copy_pages),
 	KUNIT_CASE(mr_copy_dma),
 	{}

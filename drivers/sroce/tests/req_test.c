@@ -34,6 +34,37 @@ static const struct {
 	{ IB_WR_RDMA_WRITE_WITH_IMM, false, true, 0x09 }, /* WRITE_LAST_IMM */
 };
 
+/* The atomics: one packet each, whatever first and last say. */
+static void req_opcode_atomic(struct kunit *test)
+{
+	static const struct {
+		u32 wr;
+		u8 opcode;
+		u32 hdr;
+	} at[] = {
+		{ IB_WR_ATOMIC_CMP_AND_SWP, 0x13, SROCE_HDR_ATMETH },
+		{ IB_WR_ATOMIC_FETCH_AND_ADD, 0x14, SROCE_HDR_ATMETH },
+		{ SROCE_WR_ATOMIC_WRITE, 0x1d,
+		  SROCE_HDR_RETH | SROCE_HDR_PAYLOAD },
+	};
+	unsigned int i, fl;
+
+	for (i = 0; i < ARRAY_SIZE(at); i++) {
+		KUNIT_EXPECT_TRUE(test, sroce_wr_waits(at[i].wr));
+		for (fl = 0; fl < 4; fl++) {
+			u8 opc = sroce_req_opcode(at[i].wr, fl & 1, fl & 2);
+
+			KUNIT_EXPECT_EQ(test, opc, at[i].opcode);
+			KUNIT_EXPECT_EQ(test, sroce_opcode_hdrs(opc) &
+					(SROCE_HDR_ATMETH | SROCE_HDR_RETH |
+					 SROCE_HDR_PAYLOAD), at[i].hdr);
+		}
+	}
+	KUNIT_EXPECT_TRUE(test, sroce_wr_waits(IB_WR_RDMA_READ));
+	KUNIT_EXPECT_FALSE(test, sroce_wr_waits(IB_WR_RDMA_WRITE));
+	KUNIT_EXPECT_FALSE(test, sroce_wr_waits(IB_WR_SEND));
+}
+
 static void req_opcode(struct kunit *test)
 {
 	unsigned int i;
@@ -69,7 +100,6 @@ static void req_opcode_unsupported(struct kunit *test)
 {
 	static const u32 others[] = {
 		IB_WR_RDMA_READ, IB_WR_SEND_WITH_INV, IB_WR_BIND_MW,
-		IB_WR_ATOMIC_CMP_AND_SWP, IB_WR_ATOMIC_FETCH_AND_ADD,
 		IB_WR_LSO, IB_WR_RDMA_READ_WITH_INV, IB_WR_LOCAL_INV,
 		IB_WR_REG_MR, IB_WR_MASKED_ATOMIC_CMP_AND_SWP,
 		IB_WR_MASKED_ATOMIC_FETCH_AND_ADD, IB_WR_REG_MR_INTEGRITY,
@@ -208,6 +238,7 @@ static void req_rnr_timer(struct kunit *test)
 
 static struct kunit_case req_cases[] = {
 	KUNIT_CASE(req_opcode),
+	KUNIT_CASE(req_opcode_atomic),
 	KUNIT_CASE(req_opcode_unsupported),
 	KUNIT_CASE(req_npkts),
 	KUNIT_CASE(req_rd_chunk),

@@ -72,8 +72,8 @@ static void resp_classify(struct kunit *test)
 /*
  * For each operation (the low five opcode bits): the one in-progress state
  * it is accepted in, and the state after it. Everything else is refused:
- * responses and ACKs, atomics, SEND with invalidate, FLUSH and ATOMIC WRITE
- * (not executed by this responder), and the reserved codes.
+ * responses and ACKs, SEND with invalidate and FLUSH (not executed by this
+ * responder), and the reserved codes.
  */
 static const struct {
 	u8 from, to;
@@ -91,7 +91,12 @@ static const struct {
 	[0x0a] = { MSG_NONE, MSG_NONE },	/* WRITE_ONLY */
 	[0x0b] = { MSG_NONE, MSG_NONE },	/* WRITE_ONLY_IMM */
 	[0x0c] = { MSG_NONE, MSG_NONE },	/* READ_REQ */
-	[0x0d ... 0x1f] = { MSG_NEVER, MSG_NEVER },
+	[0x0d ... 0x12] = { MSG_NEVER, MSG_NEVER },
+	[0x13] = { MSG_NONE, MSG_NONE },	/* CMP_SWAP */
+	[0x14] = { MSG_NONE, MSG_NONE },	/* FETCH_ADD */
+	[0x15 ... 0x1c] = { MSG_NEVER, MSG_NEVER },
+	[0x1d] = { MSG_NONE, MSG_NONE },	/* ATOMIC_WRITE */
+	[0x1e ... 0x1f] = { MSG_NEVER, MSG_NEVER },
 };
 
 static void resp_opseq_table(struct kunit *test)
