@@ -194,6 +194,13 @@ struct op {
 	uint64_t expect;
 };
 
+static void mismatch(unsigned long n, const char *what, uint64_t got,
+		     uint64_t want)
+{
+	fprintf(stderr, "MISMATCH: op %lu (%s): 0x%016llx, want 0x%016llx\n",
+		n, what, (unsigned long long)got, (unsigned long long)want);
+}
+
 static int run_client(void)
 {
 	struct rdma_conn_param param = { 0 };
@@ -303,10 +310,8 @@ static int run_client(void)
 
 			if (res[slot] != o->expect) {
 				if (bad < 10)
-					fprintf(stderr, "MISMATCH: op %lu (%s) returned 0x%016llx, want 0x%016llx\n",
-						done, kind_name[o->kind],
-						(unsigned long long)res[slot],
-						(unsigned long long)o->expect);
+					mismatch(done, kind_name[o->kind],
+						 res[slot], o->expect);
 				bad++;
 			}
 			count[o->kind]++;
@@ -324,9 +329,7 @@ static int run_client(void)
 			fprintf(stderr, "final READ failed\n");
 			errors++;
 		} else if (res[MAX_DEPTH] != shadow) {
-			fprintf(stderr, "MISMATCH: final value 0x%016llx, want 0x%016llx\n",
-				(unsigned long long)res[MAX_DEPTH],
-				(unsigned long long)shadow);
+			mismatch(done, "final value", res[MAX_DEPTH], shadow);
 			bad++;
 		}
 		res[MAX_DEPTH + 1] = htole64(shadow);
@@ -337,9 +340,10 @@ static int run_client(void)
 			errors++;
 		}
 	}
-	printf("atomic: ops=%lu mismatches=%lu errors=%d fadd=%lu cas=%lu cas_miss=%lu depth=%u time=%.2fs role=client\n",
-	       done, bad, errors, count[FADD], count[CAS], count[CAS_MISS],
-	       opt.depth, now() - t0);
+	printf("atomic: ops=%lu mismatches=%lu errors=%d", done, bad, errors);
+	printf(" fadd=%lu cas=%lu cas_miss=%lu depth=%u time=%.2fs role=client\n",
+	       count[FADD], count[CAS], count[CAS_MISS], opt.depth,
+	       now() - t0);
 	rdma_disconnect(id);
 	rdma_dereg_mr(mr);
 	rdma_destroy_ep(id);
@@ -347,7 +351,7 @@ static int run_client(void)
 	return bad || errors;
 }
 
-static void usage(void)
+static void print_usage(void)
 {
 	fprintf(stderr,
 		"usage: sroce-atomic -s [-p PORT]\n"
@@ -398,11 +402,11 @@ int main(int argc, char **argv)
 			opt.ack_timeout = atoi(optarg);
 			break;
 		default:
-			usage();
+			print_usage();
 		}
 	}
 	if (opt.server == !!opt.host || !opt.depth || opt.depth > MAX_DEPTH ||
 	    !opt.ops)
-		usage();
+		print_usage();
 	return opt.server ? run_server() : run_client();
 }

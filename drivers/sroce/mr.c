@@ -183,8 +183,8 @@ u64 sroce_atomic_op(u64 *p, u8 op, u64 a, u64 b)
 		} while (cmpxchg64(p, old, old + a) != old);
 		return old;
 	default:
-		/* Ordered after everything the QP executed before it. */
 		old = READ_ONCE(*p);
+		/* Ordered after everything the QP executed before it. */
 		smp_store_release(p, a);
 		return old;
 	}

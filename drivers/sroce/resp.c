@@ -575,7 +575,7 @@ static int sroce_resp_execute(struct sroce_qp *qp, struct sroce_pkt *pkt,
 							 sroce_reth_len(&pkt->reth),
 							 qp->pmtu));
 	} else if (sroce_opcode_is_atomic(op)) {
-		/* The response job is its acknowledgement. */
+		/* Its response job is its ACK. */
 		qp->epsn = sroce_psn_add(pkt->psn, 1);
 	} else {
 		qp->epsn = sroce_psn_add(pkt->psn, 1);
