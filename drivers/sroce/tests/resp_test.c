@@ -147,6 +147,7 @@ static void resp_opseq_streams(struct kunit *test)
 		0x0c,				/* READ */
 		0x00, 0x01, 0x03,		/* SEND F M L_IMM */
 		0x0a, 0x0b, 0x05,		/* the ONLYs */
+		0x13, 0x14, 0x1d,		/* the atomics */
 	};
 	static const struct {
 		u8 ops[3];
@@ -169,8 +170,9 @@ static void resp_opseq_streams(struct kunit *test)
 		{ { 0x00, 0x08 }, 2, 1 },	/* WRITE_LAST ends a SEND */
 		{ { 0x00, 0x02, 0x02 }, 3, 2 },	/* LAST after the message */
 		{ { 0x00, 0x01, 0x16 }, 3, 2 },	/* SEND_LAST_INV */
-		{ { 0x13 }, 1, 0 },		/* CMP_SWAP */
-		{ { 0x14 }, 1, 0 },		/* FETCH_ADD */
+		{ { 0x00, 0x13 }, 2, 1 },	/* CMP_SWAP inside a SEND */
+		{ { 0x06, 0x14 }, 2, 1 },	/* FETCH_ADD inside a WRITE */
+		{ { 0x00, 0x1d }, 2, 1 },	/* ATOMIC_WRITE inside a SEND */
 		{ { 0x11 }, 1, 0 },		/* ACK */
 		{ { 0x10 }, 1, 0 },		/* READ_RESP_ONLY */
 	};
