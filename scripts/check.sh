@@ -100,9 +100,10 @@ vm functional-debian debian 1 "$top/tests/guest/run.sh" functional.sh
 vm functional-debug debug 1 "$top/tests/guest/run.sh" functional.sh kmemleak
 vm rx-two-vms debian 2 "$top/tests/guest/run.sh" rx.sh
 
-# The RC data path: the error paths and the perftest/rping/pingpong suite
-# between two sroce guests in both kernels (every tool swept in the Debian
-# kernel; quick in the debug kernel, where sweeps take too long under TCG);
+# The RC data path: the error paths and atomics (pyverbs), and the
+# perftest/rping/pingpong suite between two sroce guests in both kernels
+# (every tool swept to 8 MiB in the Debian kernel; to 64 KiB in the debug
+# kernel, where -a takes minutes per tool under TCG);
 # in the Debian kernel only, interop with rdma_rxe (whose own receive
 # path trips KASAN in the debug kernel), a capture of that traffic decoded
 # by tshark, and the integrity tool, clean and through netem.
@@ -114,7 +115,7 @@ vm interop-rxe debian 2 "$top/tests/guest/run.sh" rc.sh sroce rxe ci
 step "tshark: the capture of sroce<->rxe traffic decodes, ICRCs right" \
 	python3 "$here/pcap-check.py" "$res/interop-rxe/vm0/roce.pcap" \
 	--want "$PCAP_WANT"
-vm rc-debug debug 2 "$top/tests/guest/run.sh" rc.sh sroce sroce quick
+vm rc-debug debug 2 "$top/tests/guest/run.sh" rc.sh sroce sroce sweep
 vm rc-errors-debian debian 1 "$top/tests/guest/run.sh" rc-errors.sh
 vm rc-errors-debug debug 1 "$top/tests/guest/run.sh" rc-errors.sh
 vm integrity debian 2 "$top/tests/guest/run.sh" integrity.sh sroce sroce 1G
