@@ -467,9 +467,9 @@ static int sroce_resp_atomic(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	}
 	qp->msn++;
 	j.msn = qp->msn;
-	/* Room for one per resource: rd_pending was checked above. */
-	sroce_resp_push(qp, &j);
-	qp->rd_pending++;
+	/* Without room the requester's retry gets the remembered result. */
+	if (sroce_resp_push(qp, &j))
+		qp->rd_pending++;
 	sroce_resp_remember(qp, j.psn, 1, j.va, op);
 	return 0;
 
