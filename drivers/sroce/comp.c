@@ -190,6 +190,27 @@ static void sroce_comp_unexpected(struct sroce_qp *qp, struct sroce_swqe *w,
 	}
 }
 
+/*
+ * A response at @psn acknowledges everything before it. Return: the
+ * oldest WQE waiting for a response if @psn is the one it expects, else
+ * NULL with *@err 0, or -EBUSY on a CQ overflow.
+ */
+static struct sroce_swqe *sroce_comp_responded(struct sroce_qp *qp, u32 psn,
+					       int *err)
+{
+	struct sroce_swqe *w;
+
+	*err = sroce_comp_ack(qp, sroce_psn_add(psn, -1), false);
+	if (*err)
+		return NULL;
+	w = sroce_comp_waiting(qp);
+	if (w && psn != sroce_rd_expect(qp, w)) {
+		sroce_comp_unexpected(qp, w, psn);
+		return NULL;
+	}
+	return w;
+}
+
 /* The one response of an atomic has arrived: it is done. */
 static int sroce_comp_atomic_done(struct sroce_qp *qp, struct sroce_swqe *w,
 				  u32 psn)
@@ -219,16 +240,9 @@ static int sroce_comp_atomic_ack(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	if ((sroce_aeth_syn(&pkt->aeth) & SROCE_AETH_TYPE_MASK) !=
 	    SROCE_AETH_ACK)
 		goto malformed;
-	err = sroce_comp_ack(qp, sroce_psn_add(pkt->psn, -1), false);
-	if (err)
-		return err;
-	w = sroce_comp_waiting(qp);
+	w = sroce_comp_responded(qp, pkt->psn, &err);
 	if (!w)
-		return 0;
-	if (pkt->psn != sroce_rd_expect(qp, w)) {
-		sroce_comp_unexpected(qp, w, pkt->psn);
-		return 0;
-	}
+		return err;
 	if (w->opcode != IB_WR_ATOMIC_CMP_AND_SWP &&
 	    w->opcode != IB_WR_ATOMIC_FETCH_AND_ADD)
 		goto malformed;
@@ -264,17 +278,9 @@ static int sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		goto place;
 	if (!sroce_pkt_icrc_ok(pkt))
 		return 0;
-	/* It acknowledges everything before it. */
-	err = sroce_comp_ack(qp, sroce_psn_add(pkt->psn, -1), false);
-	if (err)
-		return err;
-	w = sroce_comp_waiting(qp);
+	w = sroce_comp_responded(qp, pkt->psn, &err);
 	if (!w)
-		return 0;
-	if (pkt->psn != sroce_rd_expect(qp, w)) {
-		sroce_comp_unexpected(qp, w, pkt->psn);
-		return 0;
-	}
+		return err;
 	/* An ATOMIC WRITE is answered by an empty READ RESPONSE ONLY. */
 	if (w->opcode == SROCE_WR_ATOMIC_WRITE) {
 		if (op != SROCE_OP_READ_RESP_ONLY || pkt->paylen)

@@ -126,6 +126,26 @@ static void sroce_mr_xfer(struct sroce_mr *mr, u64 iova, u32 len,
 	c->off += len;
 }
 
+/*
+ * The MR @key names, held, and in *@err whether @pd may use it for @need
+ * on [@va, @va + @len): 0, -EACCES (foreign PD, missing right) or -ERANGE.
+ * NULL for an unknown key.
+ */
+static struct sroce_mr *sroce_mr_get_for(struct ib_pd *pd, u32 key, u64 va,
+					 u32 len, int need, int *err)
+{
+	struct sroce_mr *mr = sroce_mr_get(to_sdev(pd->device), key);
+
+	if (!mr)
+		return NULL;
+	if (mr->ibmr.pd != pd)
+		*err = -EACCES;
+	else
+		*err = sroce_mr_access_ok(mr->iova, mr->length, mr->access,
+					  va, len, need);
+	return mr;
+}
+
 /**
  * sroce_mr_copy_rkey() - copy between the MR a key names and a packet
  * @pd: the QP's PD; the MR must belong to it
@@ -144,14 +164,9 @@ int sroce_mr_copy_rkey(struct ib_pd *pd, u32 rkey, u64 va, u32 len, int need,
 	struct sroce_mr *mr;
 	int err;
 
-	mr = sroce_mr_get(to_sdev(pd->device), rkey);
+	mr = sroce_mr_get_for(pd, rkey, va, len, need, &err);
 	if (!mr)
 		return -EINVAL;
-	if (mr->ibmr.pd != pd)
-		err = -EACCES;
-	else
-		err = sroce_mr_access_ok(mr->iova, mr->length, mr->access, va,
-					 len, need);
 	if (!err && len)
 		sroce_mr_xfer(mr, va, len, c);
 	sroce_mr_put(mr);
@@ -216,14 +231,9 @@ int sroce_mr_atomic(struct ib_pd *pd, u32 rkey, u64 va, u8 op, u64 a, u64 b,
 	u64 *p, off;
 	int err;
 
-	mr = sroce_mr_get(to_sdev(pd->device), rkey);
+	mr = sroce_mr_get_for(pd, rkey, va, sizeof(u64), need, &err);
 	if (!mr)
 		return -EINVAL;
-	if (mr->ibmr.pd != pd)
-		err = -EACCES;
-	else
-		err = sroce_mr_access_ok(mr->iova, mr->length, mr->access, va,
-					 sizeof(u64), need);
 	if (err)
 		goto out;
 	if (mr->dma) {

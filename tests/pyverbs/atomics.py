@@ -25,10 +25,9 @@ from pyverbs.qp import QPCap, QPEx, QPInitAttrEx
 from pyverbs.wr import SendWR
 import pyverbs.enums as e
 
-import tap
 from tap import check
 from rc_errors import (LW, RW, RR, SIG, PAGE, ST, Env, Pair, Region, Side,
-                       after_error, case, cleanup, comment, connect, expect,
+                       after_error, case, cleanup, connect, expect,
                        filled_mr, post_recv, sge, wc_str)
 
 RA = e.IBV_ACCESS_REMOTE_ATOMIC
@@ -314,11 +313,7 @@ def main():
     two_qps(env)
     errors(env)
     atomic_write_case(env)
-    env.pd.close()
-    env.ctx.close()
-    comment('atomics.py took %.1f s, %d check(s) failed' %
-            (time.monotonic() - t0, tap.failed))
-    return 1 if tap.failed else 0
+    return env.finish('atomics.py', t0)
 
 
 if __name__ == '__main__':

@@ -1177,6 +1177,14 @@ class Env:
         self.rd_atom = max(1, min(4, da.max_qp_rd_atom))
         self.port_mtu = self.ctx.query_port(1).active_mtu
 
+    def finish(self, name, t0):
+        """Close the PD and context, report; the exit status."""
+        self.pd.close()
+        self.ctx.close()
+        comment('%s took %.1f s, %d check(s) failed' %
+                (name, time.monotonic() - t0, tap.failed))
+        return 1 if tap.failed else 0
+
 
 def main():
     ap = argparse.ArgumentParser()
@@ -1212,11 +1220,7 @@ def main():
     rnr_infinite(env, cnt)
     unreachable(env, cnt, args.blackhole)
     recv_too_small(env)
-    env.pd.close()
-    env.ctx.close()
-    comment('rc_errors.py took %.1f s, %d check(s) failed' %
-            (time.monotonic() - t0, tap.failed))
-    return 1 if tap.failed else 0
+    return env.finish('rc_errors.py', t0)
 
 
 if __name__ == '__main__':
