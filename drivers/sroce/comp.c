@@ -446,8 +446,8 @@ out:
 }
 
 /**
- * sroce_comp_sent() - complete UD WQEs, which are done once sent
- * @qp: the UD QP; caller holds sq_lock
+ * sroce_comp_sent() - complete UD and UC WQEs, which are done once sent
+ * @qp: the UD or UC QP; caller holds sq_lock
  */
 void sroce_comp_sent(struct sroce_qp *qp)
 {

@@ -299,6 +299,9 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool local)
 	if ((pkt.opcode & SROCE_TR_MASK) == SROCE_TR_UD &&
 	    sroce_qp_is_ud(qp)) {
 		sroce_resp_ud(qp, &pkt);
+	} else if ((pkt.opcode & SROCE_TR_MASK) == SROCE_TR_UC &&
+		   qp->ibqp.qp_type == IB_QPT_UC) {
+		sroce_resp_uc(qp, &pkt);
 	} else if ((pkt.opcode & SROCE_TR_MASK) != SROCE_TR_RC ||
 		   qp->ibqp.qp_type != IB_QPT_RC) {
 		if (sroce_pkt_icrc_ok(&pkt))

@@ -308,9 +308,15 @@ static int sroce_qp_check_init(struct ib_qp_init_attr *init)
 {
 	struct ib_qp_cap *c = &init->cap;
 
-	/* QP1 for ib_core's MADs (rdma_cm's CM); UD users come later. */
-	if (init->qp_type != IB_QPT_RC && init->qp_type != IB_QPT_GSI)
+	switch (init->qp_type) {
+	case IB_QPT_RC:
+	case IB_QPT_UC:
+	case IB_QPT_UD:
+	case IB_QPT_GSI:	/* QP1, for ib_core's MADs */
+		break;
+	default:
 		return -EOPNOTSUPP;
+	}
 	if (init->srq || init->create_flags)
 		return -EOPNOTSUPP;
 	if (!init->send_cq || !init->recv_cq)
@@ -441,6 +447,9 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		qp->sport = rdma_flow_label_to_udp_sport(rdma_calc_flow_label(1,
 									      1));
 	} else {
+		/* A datagram fits the port's MTU; UD has no path MTU. */
+		if (init->qp_type == IB_QPT_UD)
+			qp->pmtu = ib_mtu_enum_to_int(sdev->active_mtu);
 		err = xa_alloc_cyclic_bh(&sdev->qp_xa, &qpn, qp,
 					 XA_LIMIT(16, SROCE_QPN_MASK),
 					 &sdev->qp_next, GFP_KERNEL);

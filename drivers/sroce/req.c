@@ -116,6 +116,10 @@ static bool sroce_wr_supported(struct sroce_qp *qp, u32 op)
 {
 	if (sroce_qp_is_ud(qp))
 		return op == IB_WR_SEND || op == IB_WR_SEND_WITH_IMM;
+	if (qp->ibqp.qp_type == IB_QPT_UC)
+		return op == IB_WR_SEND || op == IB_WR_SEND_WITH_IMM ||
+		       op == IB_WR_RDMA_WRITE ||
+		       op == IB_WR_RDMA_WRITE_WITH_IMM;
 	switch (op) {
 	case IB_WR_SEND:
 	case IB_WR_SEND_WITH_IMM:
@@ -324,6 +328,7 @@ static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 {
 	u32 psn = qp->req_psn, off = qp->req_off, paylen = 0, npkts = 1;
 	bool first = !off, last = true, ackreq, ud = sroce_qp_is_ud(qp);
+	bool unacked = sroce_qp_unacked(qp);
 	u32 rlen = w->length - off;	/* RETH length */
 	unsigned int hlen, pad = 0;
 	struct sroce_copy c = {};
@@ -366,10 +371,12 @@ static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 		w->rd_reqs = 1;
 		qp->rd_outstanding++;
 	}
-	if (ud) {
+	if (ud)
 		opcode |= SROCE_TR_UD;
+	else if (unacked)
+		opcode |= SROCE_TR_UC;
+	if (unacked)
 		ackreq = false;
-	}
 	hlen = sroce_opcode_hdr_len(opcode);
 	skb = sroce_pkt_alloc(qp, ud ? &w->av : &qp->av,
 			      ud ? sroce_ud_sport(qp, w) : qp->sport,
@@ -432,7 +439,7 @@ static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 	if (last) {
 		w->last_psn = sroce_psn_add(psn, npkts - 1);
 		w->sent = 1;
-		w->done = ud;
+		w->done = unacked;
 		qp->req_cur = sroce_q_next(qp->req_cur, qp->sq.index_mask);
 		qp->req_off = 0;
 	} else {
@@ -464,7 +471,7 @@ struct sk_buff *sroce_req_next(struct sroce_qp *qp, u32 *psn)
 	spin_lock_bh(&qp->sq_lock);
 	if (qp->state != IB_QPS_RTS || qp->rnr_wait || qp->req_err)
 		goto out;
-	if (sroce_qp_is_ud(qp))
+	if (sroce_qp_unacked(qp))
 		sroce_comp_sent(qp);
 	sroce_req_fetch(qp);
 	if (qp->req_cur == qp->sq_head)
@@ -476,7 +483,7 @@ struct sk_buff *sroce_req_next(struct sroce_qp *qp, u32 *psn)
 			fail = true;
 		goto out;
 	}
-	if (sroce_qp_is_ud(qp)) {
+	if (sroce_qp_unacked(qp)) {
 		/* Nothing to acknowledge: done once sent. */
 		qp->una_psn = qp->req_psn;
 	} else if (sroce_psn_diff(qp->req_psn, qp->una_psn) >= SROCE_WINDOW) {
@@ -504,7 +511,7 @@ struct sk_buff *sroce_req_next(struct sroce_qp *qp, u32 *psn)
 		if (qp->req_cur == qp->sq.cons)
 			fail = true;
 	}
-	if (skb && sroce_qp_is_ud(qp)) {
+	if (skb && sroce_qp_unacked(qp)) {
 		qp->una_psn = qp->req_psn;
 		sroce_comp_sent(qp);
 	} else if (skb && !hrtimer_active(&qp->timer)) {

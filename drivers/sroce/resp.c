@@ -190,8 +190,10 @@ static void sroce_resp_fail_rwqe(struct sroce_qp *qp, enum ib_wc_status st)
 {
 	struct sroce_wc wc = { .status = st, .opcode = IB_WC_RECV };
 
-	if (qp->have_rwqe)
+	if (qp->have_rwqe) {
 		sroce_resp_complete(qp, &wc, true);
+		qp->rwqe_failed = true;
+	}
 }
 
 static bool sroce_resp_paylen_ok(struct sroce_qp *qp, struct sroce_pkt *pkt,
@@ -719,6 +721,92 @@ void sroce_resp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	if (fail)
 		sroce_qp_error(qp);
 	sroce_qp_run(qp);
+}
+
+/**
+ * sroce_resp_uc_accept() - whether a UC packet is executed
+ * @in_msg: SROCE_MSG_* in progress
+ * @epsn: the PSN that continues it
+ * @psn: the packet's PSN
+ * @opcode: the packet's opcode
+ * @abandon: set when the message in progress is given up
+ *
+ * UC has no acknowledgements and no retransmission: a packet lost inside
+ * a message loses the whole message, silently, and the responder waits
+ * for the first packet of a later message, whatever its PSN.
+ *
+ * Return: true to execute the packet, false to drop it.
+ */
+bool sroce_resp_uc_accept(u8 in_msg, u32 epsn, u32 psn, u8 opcode,
+			  bool *abandon)
+{
+	u8 next;
+
+	*abandon = false;
+	if (in_msg != SROCE_MSG_NONE && psn == epsn &&
+	    !sroce_resp_opseq(in_msg, opcode, &next))
+		return true;
+	*abandon = in_msg != SROCE_MSG_NONE;
+	return !sroce_resp_opseq(SROCE_MSG_NONE, opcode, &next);
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_resp_uc_accept);
+
+/**
+ * sroce_resp_uc() - the responder's entry for a UC packet
+ * @qp: the UC QP it names
+ * @pkt: the packet
+ *
+ * SEND and WRITE as on RC, but nothing goes back: a message with no
+ * receive WQE, a bad rkey or a lost packet is dropped, and only an error
+ * that completes a receive WQE (too long, bad lkey) takes the QP to ERR.
+ */
+void sroce_resp_uc(struct sroce_qp *qp, struct sroce_pkt *pkt)
+{
+	u8 op = pkt->opcode & SROCE_OP_MASK, nak, next;
+	bool abandon, fail = false;
+	int err;
+
+	spin_lock_bh(&qp->rq_lock);
+	if (qp->state < IB_QPS_RTR || qp->state == IB_QPS_ERR)
+		goto out;
+	if (!sroce_resp_uc_accept(qp->in_msg, qp->epsn, pkt->psn,
+				  pkt->opcode, &abandon) ||
+	    ((pkt->hdrs & SROCE_HDR_RETH) && !sroce_pkt_icrc_ok(pkt))) {
+		if (abandon && sroce_pkt_icrc_ok(pkt)) {
+			qp->in_msg = SROCE_MSG_NONE;
+			qp->rcv_off = 0;
+			sroce_count(qp->sdev, SROCE_CNT_RX_OUT_OF_SEQ, 1);
+		}
+		goto out;
+	}
+	if (abandon) {
+		sroce_count(qp->sdev, SROCE_CNT_RX_OUT_OF_SEQ, 1);
+		qp->in_msg = SROCE_MSG_NONE;
+		qp->rcv_off = 0;
+	}
+	sroce_resp_opseq(qp->in_msg, pkt->opcode, &next);
+	qp->rwqe_failed = false;
+	if (op <= SROCE_OP_SEND_ONLY_IMM)
+		err = sroce_resp_send(qp, pkt, &nak);
+	else
+		err = sroce_resp_write(qp, pkt, &nak);
+	if (err == -EBADMSG)
+		goto out;	/* corrupt: as if lost */
+	qp->epsn = sroce_psn_add(pkt->psn, 1);
+	if (!err) {
+		qp->in_msg = next;
+	} else {
+		/* The message is lost; a receive WQE completed in error
+		 * (length, protection) also ends the QP.
+		 */
+		qp->in_msg = SROCE_MSG_NONE;
+		qp->rcv_off = 0;
+		fail = qp->rwqe_failed;
+	}
+out:
+	spin_unlock_bh(&qp->rq_lock);
+	if (fail)
+		sroce_qp_error(qp);
 }
 
 /**

@@ -371,6 +371,7 @@ struct sroce_qp {
 	u8			in_msg;		/* 0, or the op of a message in progress */
 	bool			nak_seq;	/* a sequence NAK is outstanding */
 	bool			have_rwqe;
+	bool			rwqe_failed;	/* UC: one completed in error */
 	u32			rcv_off;	/* bytes of the message placed */
 	struct sroce_rwqe	rwqe;
 	u32			wr_rkey;	/* WRITE in progress */
@@ -542,6 +543,12 @@ static inline bool sroce_qp_is_ud(const struct sroce_qp *qp)
 	return qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
 }
 
+/* UD and UC: no ACKs, a send WQE is done once its last packet is sent. */
+static inline bool sroce_qp_unacked(const struct sroce_qp *qp)
+{
+	return qp->ibqp.qp_type != IB_QPT_RC;
+}
+
 /* icrc.c */
 u32 sroce_icrc_hdr(const void *l3, bool ipv6);
 u32 sroce_icrc_packet(const void *l3, bool ipv6, size_t len);
@@ -600,6 +607,7 @@ u64 sroce_rnr_timer_ns(u8 code);
 /* resp.c */
 void sroce_resp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt);
 void sroce_resp_ud(struct sroce_qp *qp, struct sroce_pkt *pkt);
+void sroce_resp_uc(struct sroce_qp *qp, struct sroce_pkt *pkt);
 struct sk_buff *sroce_resp_next(struct sroce_qp *qp, u32 *psn);
 void sroce_resp_rewind(struct sroce_qp *qp, u32 psn);
 void sroce_resp_reset(struct sroce_qp *qp);
@@ -612,6 +620,8 @@ enum sroce_psn_class {
 
 enum sroce_psn_class sroce_resp_classify(u32 epsn, u32 psn);
 int sroce_resp_opseq(u8 in_msg, u8 opcode, u8 *next);
+bool sroce_resp_uc_accept(u8 in_msg, u32 epsn, u32 psn, u8 opcode,
+			  bool *abandon);
 
 /* comp.c */
 void sroce_comp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt);

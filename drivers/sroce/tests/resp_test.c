@@ -250,12 +250,69 @@ static void resp_rd_pace(struct kunit *test)
 	KUNIT_EXPECT_LE(test, i, 8);
 }
 
+/*
+ * UC: a stream of (PSN, opcode) with losses. Each row is what arrives and
+ * what the responder must do with it.
+ */
+static void resp_uc_accept(struct kunit *test)
+{
+	static const struct {
+		u32 psn;
+		u8 op;
+		bool exec;	/* executed */
+		bool abandon;	/* the message in progress is given up */
+	} s[] = {
+		{ 10, 0x24, true, false },	/* UC SEND_ONLY */
+		{ 11, 0x20, true, false },	/* SEND_FIRST */
+		{ 12, 0x21, true, false },	/* SEND_MIDDLE */
+		/* 13 lost: the rest of this SEND is dropped */
+		{ 14, 0x21, false, true },	/* MIDDLE: out of sequence */
+		{ 15, 0x22, false, false },	/* LAST: nothing in progress */
+		{ 16, 0x26, true, false },	/* WRITE_FIRST starts anew */
+		{ 17, 0x27, true, false },	/* WRITE_MIDDLE */
+		/* 18, 19 lost; a new message's first packet is taken */
+		{ 20, 0x20, true, true },	/* SEND_FIRST */
+		{ 21, 0x22, true, false },	/* SEND_LAST */
+		/* in sequence but out of place: a FIRST inside a message */
+		{ 22, 0x20, true, false },
+		{ 23, 0x26, true, true },	/* WRITE_FIRST mid-SEND */
+		{ 24, 0x28, true, false },	/* WRITE_LAST */
+		/* after a gap, an ONLY needs nothing in progress */
+		{ 30, 0x2a, true, false },	/* WRITE_ONLY */
+		{ 0xffffff, 0x20, true, false },/* PSN wraps inside */
+		{ 0, 0x23, true, false },	/* SEND_LAST_IMM */
+	};
+	u8 in_msg = MSG_NONE, next;
+	u32 epsn = 0;
+	bool ab;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(s); i++) {
+		bool exec = sroce_resp_uc_accept(in_msg, epsn, s[i].psn,
+						 s[i].op, &ab);
+
+		KUNIT_EXPECT_EQ_MSG(test, exec, s[i].exec, "row %u", i);
+		KUNIT_EXPECT_EQ_MSG(test, ab, s[i].abandon, "row %u", i);
+		if (ab)
+			in_msg = MSG_NONE;
+		if (exec) {
+			KUNIT_ASSERT_EQ(test,
+					sroce_resp_opseq(in_msg, s[i].op, &next),
+					0);
+			in_msg = next;
+			epsn = (s[i].psn + 1) & 0xffffff;
+		}
+	}
+	KUNIT_EXPECT_EQ(test, in_msg, MSG_NONE);
+}
+
 static struct kunit_case resp_cases[] = {
 	KUNIT_CASE(resp_classify),
 	KUNIT_CASE(resp_rd_pace),
 	KUNIT_CASE(resp_opseq_table),
 	KUNIT_CASE(resp_opseq_streams),
 	KUNIT_CASE(resp_opseq_transport),
+	KUNIT_CASE(resp_uc_accept),
 	{}
 };
 
