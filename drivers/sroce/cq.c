@@ -109,7 +109,7 @@ int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	struct sroce_ucontext *uctx;
 	struct sroce_queue nq, oq;
 	struct sroce_queue_geom g;
-	u32 cons, n, i;
+	u32 cons, n;
 	size_t esz;
 	int err;
 
@@ -140,11 +140,7 @@ int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 		err = -EINVAL;
 		goto err_free;
 	}
-	for (i = 0; i < n; i++)
-		memcpy(sroce_queue_slot(&nq, i),
-		       sroce_queue_slot(&cq->q, cons + i), esz);
-	nq.prod = n;
-	sroce_queue_publish_prod(&nq);
+	sroce_queue_transfer(&nq, &cq->q, cons, n);
 	oq = cq->q;
 	cq->q = nq;
 	ibcq->cqe = g.num_slots - 1;

@@ -122,14 +122,17 @@ static void sroce_rq_flush(struct sroce_qp *qp)
 	};
 	u32 prod;
 
-	if (!qp->rq.buf)
-		return;
+	/* One taken from an SRQ is the QP's; the rest stay for others. */
 	if (qp->have_rwqe) {
 		wc.wr_id = qp->rwqe.wr_id;
 		sroce_complete(qp, qp->ibqp.recv_cq, &wc, false);
 		qp->have_rwqe = false;
-		qp->rq.cons = sroce_q_next(qp->rq.cons, qp->rq.index_mask);
+		if (qp->rq.buf)
+			qp->rq.cons = sroce_q_next(qp->rq.cons,
+						   qp->rq.index_mask);
 	}
+	if (!qp->rq.buf)
+		return;
 	prod = qp->user ? sroce_queue_user_prod(&qp->rq) : qp->rq.prod;
 	while (qp->rq.cons != prod) {
 		struct rxe_recv_wqe *w = sroce_queue_slot(&qp->rq, qp->rq.cons);
@@ -140,6 +143,18 @@ static void sroce_rq_flush(struct sroce_qp *qp)
 		qp->rq.cons = sroce_q_next(qp->rq.cons, qp->rq.index_mask);
 	}
 	sroce_queue_publish_cons(&qp->rq);
+}
+
+static void sroce_qp_event(struct sroce_qp *qp, enum ib_event_type type)
+{
+	struct ib_event e = {
+		.device = qp->ibqp.device,
+		.element.qp = &qp->ibqp,
+		.event = type,
+	};
+
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&e, qp->ibqp.qp_context);
 }
 
 /**
@@ -167,14 +182,10 @@ void sroce_qp_error(struct sroce_qp *qp)
 	spin_unlock_bh(&qp->sq_lock);
 	hrtimer_try_to_cancel(&qp->timer);
 
-	if (ev && qp->ibqp.event_handler) {
-		struct ib_event e = {
-			.device = qp->ibqp.device,
-			.element.qp = &qp->ibqp,
-			.event = IB_EVENT_QP_FATAL,
-		};
-
-		qp->ibqp.event_handler(&e, qp->ibqp.qp_context);
+	if (ev) {
+		sroce_qp_event(qp, IB_EVENT_QP_FATAL);
+		if (qp->ibqp.srq)
+			sroce_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 	}
 }
 
@@ -317,8 +328,10 @@ static int sroce_qp_check_init(struct ib_qp_init_attr *init)
 	default:
 		return -EOPNOTSUPP;
 	}
-	if (init->srq || init->create_flags)
+	if (init->create_flags)
 		return -EOPNOTSUPP;
+	if (init->srq && init->qp_type == IB_QPT_GSI)
+		return -EINVAL;
 	if (!init->send_cq || !init->recv_cq)
 		return -EINVAL;
 	if (c->max_send_wr > SROCE_MAX_QP_WR ||
@@ -348,11 +361,17 @@ static int sroce_qp_queues(struct sroce_qp *qp, struct ib_qp_init_attr *init,
 			       SROCE_MAX_QP_WR, &sg);
 	if (err)
 		return err;
-	err = sroce_queue_geom(max_t(u32, c->max_recv_wr, 1),
-			       sroce_rq_elem(c->max_recv_sge),
-			       SROCE_MAX_QP_WR, &rg);
-	if (err)
-		return err;
+	/* With an SRQ there is no RQ; rq_mi stays zero. */
+	if (init->srq) {
+		c->max_recv_wr = 0;
+		c->max_recv_sge = 0;
+	} else {
+		err = sroce_queue_geom(max_t(u32, c->max_recv_wr, 1),
+				       sroce_rq_elem(c->max_recv_sge),
+				       SROCE_MAX_QP_WR, &rg);
+		if (err)
+			return err;
+	}
 
 	/* Report what the slots really hold; the provider uses these. */
 	avail = (1UL << sg.log2_elem) - sizeof(struct rxe_send_wqe);
@@ -360,10 +379,12 @@ static int sroce_qp_queues(struct sroce_qp *qp, struct ib_qp_init_attr *init,
 	c->max_send_sge = min_t(size_t, SROCE_MAX_SGE,
 				avail / sizeof(struct rxe_sge));
 	c->max_inline_data = min_t(size_t, SROCE_MAX_INLINE, avail);
-	avail = (1UL << rg.log2_elem) - sizeof(struct rxe_recv_wqe);
-	c->max_recv_wr = rg.num_slots - 1;
-	c->max_recv_sge = min_t(size_t, SROCE_MAX_SGE,
-				avail / sizeof(struct rxe_sge));
+	if (!init->srq) {
+		avail = (1UL << rg.log2_elem) - sizeof(struct rxe_recv_wqe);
+		c->max_recv_wr = rg.num_slots - 1;
+		c->max_recv_sge = min_t(size_t, SROCE_MAX_SGE,
+					avail / sizeof(struct rxe_sge));
+	}
 
 	qp->swqe_size = ALIGN(sizeof(struct sroce_swqe) +
 			      max_t(size_t,
@@ -376,11 +397,13 @@ static int sroce_qp_queues(struct sroce_qp *qp, struct ib_qp_init_attr *init,
 	err = sroce_queue_init(&qp->sq, uc, &sg);
 	if (err)
 		goto err_swqe;
-	err = sroce_queue_init(&qp->rq, uc, &rg);
-	if (err)
-		goto err_sq;
+	if (!init->srq) {
+		err = sroce_queue_init(&qp->rq, uc, &rg);
+		if (err)
+			goto err_sq;
+	}
 	if (udata) {
-		err = sroce_queue_mminfo(&qp->rq, &resp.rq_mi);
+		err = init->srq ? 0 : sroce_queue_mminfo(&qp->rq, &resp.rq_mi);
 		if (!err)
 			err = sroce_queue_mminfo(&qp->sq, &resp.sq_mi);
 		if (!err)
@@ -522,8 +545,11 @@ static void sroce_qp_reset_locked(struct sroce_qp *qp)
 
 	sroce_resp_reset(qp);
 	qp->have_rwqe = false;
-	qp->rq.cons = qp->user ? sroce_queue_user_prod(&qp->rq) : qp->rq.prod;
-	sroce_queue_publish_cons(&qp->rq);
+	if (qp->rq.buf) {
+		qp->rq.cons = qp->user ? sroce_queue_user_prod(&qp->rq) :
+					 qp->rq.prod;
+		sroce_queue_publish_cons(&qp->rq);
+	}
 	qp->in_msg = 0;
 	qp->nak_seq = false;
 	qp->rcv_off = 0;
@@ -679,10 +705,14 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *a, int mask,
 out:
 	spin_unlock(&qp->rq_lock);
 	spin_unlock_bh(&qp->sq_lock);
-	if (flush)
+	if (flush) {
 		sroce_qp_error(qp);
-	else if (!err && next == IB_QPS_RTS)
+		/* Nothing more will be taken from the SRQ for this QP. */
+		if (qp->ibqp.srq)
+			sroce_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
+	} else if (!err && next == IB_QPS_RTS) {
 		sroce_qp_run(qp);	/* SQD -> RTS resumes the SQ */
+	}
 	return err;
 }
 
@@ -730,6 +760,7 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *a, int mask,
 	init->qp_context = ibqp->qp_context;
 	init->send_cq = ibqp->send_cq;
 	init->recv_cq = ibqp->recv_cq;
+	init->srq = ibqp->srq;
 	init->cap = qp->cap;
 	init->qp_type = ibqp->qp_type;
 	init->sq_sig_type = qp->sq_sig_all ? IB_SIGNAL_ALL_WR :
@@ -854,6 +885,31 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	return err;
 }
 
+/**
+ * sroce_rq_post_one() - write a kernel consumer's receive WR into a ring
+ * @q: an RQ or SRQ ring the kernel produces into; caller holds its lock
+ * @wr: the WR
+ * @max_sge: SGEs a slot holds
+ *
+ * Return: 0, -ENOMEM when the ring is full, -EINVAL for too many SGEs.
+ */
+int sroce_rq_post_one(struct sroce_queue *q, const struct ib_recv_wr *wr,
+		      u32 max_sge)
+{
+	struct rxe_recv_wqe *w;
+
+	if (sroce_q_next(q->prod, q->index_mask) == q->cons)
+		return -ENOMEM;
+	if (wr->num_sge > max_sge)
+		return -EINVAL;
+	w = sroce_queue_slot(q, q->prod);
+	w->wr_id = wr->wr_id;
+	w->dma.num_sge = wr->num_sge;
+	w->dma.length = sroce_sge_to_ring(w->dma.sge, wr->sg_list, wr->num_sge);
+	q->prod = sroce_q_next(q->prod, q->index_mask);
+	return 0;
+}
+
 /* Kernel consumers' receive WRs go into the RQ ring like the provider's. */
 int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad)
@@ -862,22 +918,17 @@ int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	unsigned long flags;
 	int err = 0;
 
+	if (!qp->rq.buf) {
+		*bad = wr;
+		return -EINVAL;	/* it receives through its SRQ */
+	}
 	spin_lock_irqsave(&qp->rq_lock, flags);
 	for (; wr; wr = wr->next) {
-		struct rxe_recv_wqe *w;
-
-		if (sroce_q_next(qp->rq.prod, qp->rq.index_mask) ==
-		    qp->rq.cons || wr->num_sge > qp->cap.max_recv_sge) {
-			err = -ENOMEM;
+		err = sroce_rq_post_one(&qp->rq, wr, qp->cap.max_recv_sge);
+		if (err) {
 			*bad = wr;
 			break;
 		}
-		w = sroce_queue_slot(&qp->rq, qp->rq.prod);
-		w->wr_id = wr->wr_id;
-		w->dma.num_sge = wr->num_sge;
-		w->dma.length = sroce_sge_to_ring(w->dma.sge, wr->sg_list,
-						  wr->num_sge);
-		qp->rq.prod = sroce_q_next(qp->rq.prod, qp->rq.index_mask);
 	}
 	sroce_queue_publish_prod(&qp->rq);
 	if (qp->state == IB_QPS_ERR)

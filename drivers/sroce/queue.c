@@ -136,6 +136,25 @@ int sroce_queue_mminfo(struct sroce_queue *q, struct mminfo *mi)
 	return 0;
 }
 
+/**
+ * sroce_queue_transfer() - move entries into a new ring (a resize)
+ * @dst: the new ring, empty, slots at least as large as @src's
+ * @src: the old ring
+ * @from: index of the first entry to move
+ * @n: entries to move; they land at 0..@n-1 and @dst's producer is @n
+ */
+void sroce_queue_transfer(struct sroce_queue *dst,
+			  const struct sroce_queue *src, u32 from, u32 n)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++)
+		memcpy(sroce_queue_slot(dst, i), sroce_queue_slot(src, from + i),
+		       1UL << src->log2_elem);
+	dst->prod = n;
+	sroce_queue_publish_prod(dst);
+}
+
 /* The consumer index user space owns, made safe to use. */
 u32 sroce_queue_user_cons(struct sroce_queue *q)
 {

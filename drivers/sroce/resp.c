@@ -145,30 +145,57 @@ static void sroce_resp_remember(struct sroce_qp *qp, u32 psn, u32 npkts,
 	qp->rd_hist_next = (qp->rd_hist_next + 1) % SROCE_MAX_QP_RD_ATOM;
 }
 
-/* Copy the next receive WQE out of the RQ and validate it. */
-static int sroce_resp_get_rwqe(struct sroce_qp *qp)
+/**
+ * sroce_rwqe_copy() - copy a receive WQE out of a ring slot and validate it
+ * @u: the slot, possibly shared with user space
+ * @r: the copy
+ * @max_sge: SGEs the ring's slots hold
+ *
+ * Return: 0, or -EINVAL for a WQE to complete in error (@r->wr_id is set).
+ */
+int sroce_rwqe_copy(const struct rxe_recv_wqe *u, struct sroce_rwqe *r,
+		    u32 max_sge)
 {
-	const struct rxe_recv_wqe *u;
-	u32 prod, num, i;
+	u32 num, i;
 	u64 sum = 0;
 
-	prod = qp->user ? sroce_queue_user_prod(&qp->rq) : qp->rq.prod;
-	if (qp->rq.cons == prod)
-		return -EAGAIN;
-	u = sroce_queue_slot(&qp->rq, qp->rq.cons);
-	qp->rwqe.wr_id = READ_ONCE(u->wr_id);
-	qp->have_rwqe = true;
+	r->wr_id = READ_ONCE(u->wr_id);
 	num = READ_ONCE(u->dma.num_sge);
-	if (num > qp->cap.max_recv_sge)
+	if (num > max_sge)
 		return -EINVAL;
-	memcpy(qp->rwqe.sge, u->dma.sge, num * sizeof(struct ib_sge));
+	memcpy(r->sge, u->dma.sge, num * sizeof(struct ib_sge));
 	for (i = 0; i < num; i++)
-		sum += qp->rwqe.sge[i].length;
+		sum += r->sge[i].length;
 	if (sum > (1ULL << 31))
 		return -EINVAL;
-	qp->rwqe.num_sge = num;
-	qp->rwqe.length = sum;
+	r->num_sge = num;
+	r->length = sum;
 	return 0;
+}
+
+/* Copy the next receive WQE out of the RQ or the SRQ into qp->rwqe. */
+static int sroce_resp_take_rwqe(struct sroce_qp *qp)
+{
+	struct sroce_srq *srq;
+	bool limit_hit;
+	u32 prod;
+	int err;
+
+	if (!qp->ibqp.srq) {
+		prod = qp->user ? sroce_queue_user_prod(&qp->rq) : qp->rq.prod;
+		if (qp->rq.cons == prod)
+			return -EAGAIN;
+		qp->have_rwqe = true;
+		return sroce_rwqe_copy(sroce_queue_slot(&qp->rq, qp->rq.cons),
+				       &qp->rwqe, qp->cap.max_recv_sge);
+	}
+	srq = to_ssrq(qp->ibqp.srq);
+	err = sroce_srq_take(srq, &qp->rwqe, &limit_hit);
+	if (err != -EAGAIN)
+		qp->have_rwqe = true;
+	if (limit_hit)
+		sroce_srq_event(srq);
+	return err;
 }
 
 /* Complete the current receive WQE and hand its slot back. */
@@ -182,8 +209,11 @@ static void sroce_resp_complete(struct sroce_qp *qp, struct sroce_wc *wc,
 	sroce_complete(qp, qp->ibqp.recv_cq, wc, solicited);
 	qp->have_rwqe = false;
 	qp->rcv_off = 0;
-	qp->rq.cons = sroce_q_next(qp->rq.cons, qp->rq.index_mask);
-	sroce_queue_publish_cons(&qp->rq);
+	/* An SRQ's WQE left its ring when the QP took it. */
+	if (!qp->ibqp.srq) {
+		qp->rq.cons = sroce_q_next(qp->rq.cons, qp->rq.index_mask);
+		sroce_queue_publish_cons(&qp->rq);
+	}
 }
 
 static void sroce_resp_fail_rwqe(struct sroce_qp *qp, enum ib_wc_status st)
@@ -194,6 +224,32 @@ static void sroce_resp_fail_rwqe(struct sroce_qp *qp, enum ib_wc_status st)
 		sroce_resp_complete(qp, &wc, true);
 		qp->rwqe_failed = true;
 	}
+}
+
+/*
+ * Get the receive WQE @pkt needs.
+ * Return: 0; -EAGAIN when none is posted; -EBADMSG when @pkt is corrupt
+ * (nothing consumed from an RQ); -EINVAL when the WQE was bad and has
+ * completed in error.
+ */
+static int sroce_resp_get_rwqe(struct sroce_qp *qp, struct sroce_pkt *pkt)
+{
+	int err = sroce_resp_take_rwqe(qp);
+
+	if (!err)
+		return 0;
+	if (err == -EAGAIN)
+		return sroce_pkt_icrc_ok(pkt) ? -EAGAIN : -EBADMSG;
+	/*
+	 * A bad WQE left in the RQ is looked at again for the next packet;
+	 * one out of the SRQ is the QP's already and completes now.
+	 */
+	if (!qp->ibqp.srq && !sroce_pkt_icrc_ok(pkt)) {
+		qp->have_rwqe = false;
+		return -EBADMSG;
+	}
+	sroce_resp_fail_rwqe(qp, IB_WC_LOC_LEN_ERR);
+	return sroce_pkt_icrc_ok(pkt) ? -EINVAL : -EBADMSG;
 }
 
 static bool sroce_resp_paylen_ok(struct sroce_qp *qp, struct sroce_pkt *pkt,
@@ -214,19 +270,11 @@ static int sroce_resp_nak(struct sroce_pkt *pkt, u8 *nak, u8 syn, int err)
 	return err;
 }
 
-/* sroce_resp_get_rwqe() failed: RNR, or a bad receive WQE to fail. */
-static int sroce_resp_no_rwqe(struct sroce_qp *qp, struct sroce_pkt *pkt,
-			      u8 *nak, int err)
+/* sroce_resp_get_rwqe() failed: RNR, or a bad receive WQE failed. */
+static int sroce_resp_no_rwqe(u8 *nak, int err)
 {
-	if (!sroce_pkt_icrc_ok(pkt)) {
-		/* Fetched again for the next packet. */
-		qp->have_rwqe = false;
-		return -EBADMSG;
-	}
-	if (err == -EAGAIN)
-		return err;
-	sroce_resp_fail_rwqe(qp, IB_WC_LOC_LEN_ERR);
-	*nak = SROCE_AETH_NAK_REM_OP;
+	if (err == -EINVAL)
+		*nak = SROCE_AETH_NAK_REM_OP;
 	return err;
 }
 
@@ -251,9 +299,9 @@ static int sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	if (first)
 		qp->rcv_off = 0;
 	if (!qp->have_rwqe) {
-		err = sroce_resp_get_rwqe(qp);
+		err = sroce_resp_get_rwqe(qp, pkt);
 		if (err)
-			return sroce_resp_no_rwqe(qp, pkt, nak, err);
+			return sroce_resp_no_rwqe(nak, err);
 	}
 	if (!sroce_resp_paylen_ok(qp, pkt, last))
 		return sroce_resp_nak(pkt, nak, SROCE_AETH_NAK_INVALID, -EINVAL);
@@ -331,9 +379,9 @@ static int sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 
 	/* The receive WQE an immediate consumes must be there first. */
 	if (imm && !qp->have_rwqe) {
-		err = sroce_resp_get_rwqe(qp);
+		err = sroce_resp_get_rwqe(qp, pkt);
 		if (err)
-			return sroce_resp_no_rwqe(qp, pkt, nak, err);
+			return sroce_resp_no_rwqe(nak, err);
 	}
 	if (first) {
 		u64 va = sroce_reth_va(&pkt->reth);
@@ -847,13 +895,8 @@ void sroce_resp_ud(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		goto drop;
 	if (sroce_deth_qkey(&pkt->deth) != qp->qkey)
 		goto drop;
-	if (!qp->have_rwqe && sroce_resp_get_rwqe(qp)) {
-		if (!sroce_pkt_icrc_ok(pkt))
-			qp->have_rwqe = false;
-		else if (qp->have_rwqe)
-			sroce_resp_fail_rwqe(qp, IB_WC_LOC_LEN_ERR);
+	if (!qp->have_rwqe && sroce_resp_get_rwqe(qp, pkt))
 		goto drop;
-	}
 	if (qp->rwqe.length < sizeof(grh) + pkt->paylen) {
 		if (sroce_pkt_icrc_ok(pkt))
 			sroce_resp_fail_rwqe(qp, IB_WC_LOC_LEN_ERR);

@@ -64,6 +64,7 @@ enum sroce_res {
 	SROCE_RES_MR,
 	SROCE_RES_AH,
 	SROCE_RES_QP,
+	SROCE_RES_SRQ,
 	SROCE_RES_NUM,
 };
 
@@ -115,6 +116,7 @@ struct sroce_dev {
 	struct xarray		ah_xa;		/* ah_num -> AH */
 	struct xarray		qp_xa;		/* QPN -> QP, RCU readers */
 	u32			qp_next;	/* cyclic QPN allocation */
+	atomic_t		srq_seq;	/* srq_num for the provider */
 };
 
 static inline struct sroce_dev *to_sdev(struct ib_device *ib)
@@ -192,6 +194,21 @@ struct sroce_mr {
 static inline struct sroce_mr *to_smr(struct ib_mr *ibmr)
 {
 	return container_of(ibmr, struct sroce_mr, ibmr);
+}
+
+struct sroce_srq {
+	struct ib_srq		ibsrq;
+	spinlock_t		lock;		/* q's consumer side, limit */
+	struct mutex		resize_lock;	/* one modify at a time */
+	struct sroce_queue	q;
+	u32			max_sge;
+	u32			limit;		/* armed limit, 0: none */
+	bool			user;
+};
+
+static inline struct sroce_srq *to_ssrq(struct ib_srq *ibsrq)
+{
+	return container_of(ibsrq, struct sroce_srq, ibsrq);
 }
 
 /* What the completer hands to a CQ: the user or kernel form of a WC. */
@@ -479,6 +496,8 @@ int sroce_queue_init(struct sroce_queue *q, struct ib_ucontext *uctx,
 		     const struct sroce_queue_geom *g);
 void sroce_queue_free(struct sroce_queue *q);
 int sroce_queue_mminfo(struct sroce_queue *q, struct mminfo *mi);
+void sroce_queue_transfer(struct sroce_queue *dst,
+			  const struct sroce_queue *src, u32 from, u32 n);
 u32 sroce_queue_user_cons(struct sroce_queue *q);
 u32 sroce_queue_user_prod(struct sroce_queue *q);
 void sroce_queue_publish_prod(struct sroce_queue *q);
@@ -586,10 +605,25 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 u32 sroce_sge_to_ring(struct rxe_sge *dst, const struct ib_sge *src, int n);
 int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad);
+int sroce_rq_post_one(struct sroce_queue *q, const struct ib_recv_wr *wr,
+		      u32 max_sge);
 int sroce_complete(struct sroce_qp *qp, struct ib_cq *ibcq,
 		   const struct sroce_wc *wc, bool solicited);
 int sroce_wq_init(void);
 void sroce_wq_exit(void);
+
+/* srq.c */
+int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		     struct ib_udata *udata);
+int sroce_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *a,
+		     enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int sroce_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *a);
+int sroce_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+int sroce_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+			const struct ib_recv_wr **bad);
+int sroce_srq_take(struct sroce_srq *srq, struct sroce_rwqe *rwqe,
+		   bool *limit_hit);
+void sroce_srq_event(struct sroce_srq *srq);
 
 /* req.c */
 u32 sroce_req_fetch(struct sroce_qp *qp);
@@ -611,6 +645,8 @@ void sroce_resp_uc(struct sroce_qp *qp, struct sroce_pkt *pkt);
 struct sk_buff *sroce_resp_next(struct sroce_qp *qp, u32 *psn);
 void sroce_resp_rewind(struct sroce_qp *qp, u32 psn);
 void sroce_resp_reset(struct sroce_qp *qp);
+int sroce_rwqe_copy(const struct rxe_recv_wqe *u, struct sroce_rwqe *r,
+		    u32 max_sge);
 
 enum sroce_psn_class {
 	SROCE_PSN_EXPECTED,

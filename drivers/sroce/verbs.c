@@ -16,6 +16,7 @@ static const u32 sroce_res_max[SROCE_RES_NUM] = {
 	[SROCE_RES_MR]		= SROCE_MAX_MR,
 	[SROCE_RES_AH]		= SROCE_MAX_AH,
 	[SROCE_RES_QP]		= SROCE_MAX_QP,
+	[SROCE_RES_SRQ]		= SROCE_MAX_SRQ,
 };
 
 /**
@@ -57,7 +58,8 @@ static int sroce_query_device(struct ib_device *ib, struct ib_device_attr *a,
 	a->max_qp_wr = SROCE_MAX_QP_WR;
 	/* ATOMIC WRITE: IB_UVERBS_DEVICE_ATOMIC_WRITE, unnamed in 6.1. */
 	a->device_cap_flags = IB_DEVICE_SYS_IMAGE_GUID |
-			      IB_DEVICE_PORT_ACTIVE_EVENT | BIT_ULL(40);
+			      IB_DEVICE_PORT_ACTIVE_EVENT |
+			      IB_DEVICE_SRQ_RESIZE | BIT_ULL(40);
 	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	a->max_send_sge = SROCE_MAX_SGE;
 	a->max_recv_sge = SROCE_MAX_SGE;
@@ -65,21 +67,17 @@ static int sroce_query_device(struct ib_device *ib, struct ib_device_attr *a,
 	a->max_cq = SROCE_MAX_CQ;
 	a->max_cqe = SROCE_MAX_CQE;
 	a->max_mr = SROCE_MAX_MR;
-	a->max_mw = SROCE_MAX_MW;
+	/* Memory windows and fast registration: not yet. */
 	a->max_pd = SROCE_MAX_PD;
 	a->max_qp_rd_atom = SROCE_MAX_QP_RD_ATOM;
 	a->max_qp_init_rd_atom = SROCE_MAX_QP_RD_ATOM;
 	a->max_res_rd_atom = SROCE_MAX_QP_RD_ATOM * SROCE_MAX_QP;
 	/* Done with the CPU's atomic instructions: atomic against all. */
 	a->atomic_cap = IB_ATOMIC_GLOB;
-	a->max_mcast_grp = SROCE_MAX_MCAST_GRP;
-	a->max_mcast_qp_attach = SROCE_MAX_MCAST_QP;
-	a->max_total_mcast_qp_attach = SROCE_MAX_MCAST_GRP * SROCE_MAX_MCAST_QP;
 	a->max_ah = SROCE_MAX_AH;
 	a->max_srq = SROCE_MAX_SRQ;
 	a->max_srq_wr = SROCE_MAX_SRQ_WR;
 	a->max_srq_sge = SROCE_MAX_SGE;
-	a->max_fast_reg_page_list_len = SROCE_MAX_FAST_REG_PAGES;
 	a->max_pkeys = SROCE_MAX_PKEYS;
 	a->local_ca_ack_delay = SROCE_LOCAL_ACK_DELAY;
 	return 0;
@@ -256,12 +254,14 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.alloc_ucontext = sroce_alloc_ucontext,
 	.create_cq = sroce_create_cq,
 	.create_qp = sroce_create_qp,
+	.create_srq = sroce_create_srq,
 	.dealloc_driver = sroce_dealloc_driver,
 	.dealloc_pd = sroce_dealloc_pd,
 	.dealloc_ucontext = sroce_dealloc_ucontext,
 	.dereg_mr = sroce_dereg_mr,
 	.destroy_cq = sroce_destroy_cq,
 	.destroy_qp = sroce_destroy_qp,
+	.destroy_srq = sroce_destroy_srq,
 	.device_group = &sroce_attr_group,
 	.get_dma_mr = sroce_get_dma_mr,
 	.disassociate_ucontext = sroce_disassociate_ucontext,
@@ -272,13 +272,16 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.mmap_free = sroce_mmap_free,
 	.modify_device = sroce_modify_device,
 	.modify_qp = sroce_modify_qp,
+	.modify_srq = sroce_modify_srq,
 	.poll_cq = sroce_poll_cq,
 	.post_recv = sroce_post_recv,
 	.post_send = sroce_post_send,
+	.post_srq_recv = sroce_post_srq_recv,
 	.query_device = sroce_query_device,
 	.query_pkey = sroce_query_pkey,
 	.query_port = sroce_query_port,
 	.query_qp = sroce_query_qp,
+	.query_srq = sroce_query_srq,
 	.reg_user_mr = sroce_reg_user_mr,
 	.req_notify_cq = sroce_req_notify_cq,
 	.resize_cq = sroce_resize_cq,
@@ -286,6 +289,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_cq, sroce_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, sroce_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, sroce_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, sroce_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, sroce_ucontext, ibuc),
 };
 

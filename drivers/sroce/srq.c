@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Shared receive queues: a ring of receive WQEs in the RQ's format that
+ * many QPs consume from. User space produces into it without a system
+ * call, like an RQ; the receive path of whichever QP needs a WQE copies
+ * one out under the SRQ's lock and owns it from then on. The limit event
+ * fires once when the WQEs left drop below an armed limit.
+ */
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "sroce.h"
+
+static size_t sroce_srq_elem(u32 max_sge)
+{
+	return sizeof(struct rxe_recv_wqe) + max_sge * sizeof(struct rxe_sge);
+}
+
+static u32 sroce_srq_prod(struct sroce_srq *srq)
+{
+	return srq->user ? sroce_queue_user_prod(&srq->q) : srq->q.prod;
+}
+
+/* The SGEs a slot of @g holds, capped at the device limit. */
+static u32 sroce_srq_slot_sge(const struct sroce_queue_geom *g)
+{
+	return min_t(size_t, SROCE_MAX_SGE,
+		     ((1UL << g->log2_elem) - sizeof(struct rxe_recv_wqe)) /
+		     sizeof(struct rxe_sge));
+}
+
+int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		     struct ib_udata *udata)
+{
+	struct sroce_dev *sdev = to_sdev(ibsrq->device);
+	struct sroce_srq *srq = to_ssrq(ibsrq);
+	struct sroce_ucontext *uctx =
+		rdma_udata_to_drv_context(udata, struct sroce_ucontext, ibuc);
+	struct ib_srq_attr *a = &init->attr;
+	struct rxe_create_srq_resp resp = {};
+	struct sroce_queue_geom g;
+	int err;
+
+	if (init->srq_type != IB_SRQT_BASIC)
+		return -EOPNOTSUPP;
+	if (a->max_sge > SROCE_MAX_SGE || a->srq_limit > a->max_wr)
+		return -EINVAL;
+	if (udata && udata->outlen < sizeof(resp))
+		return -EINVAL;
+	err = sroce_queue_geom(a->max_wr, sroce_srq_elem(a->max_sge),
+			       SROCE_MAX_SRQ_WR, &g);
+	if (err)
+		return err;
+	err = sroce_res_get(sdev, SROCE_RES_SRQ);
+	if (err)
+		return err;
+
+	spin_lock_init(&srq->lock);
+	mutex_init(&srq->resize_lock);
+	srq->user = !!udata;
+	srq->limit = a->srq_limit;
+	err = sroce_queue_init(&srq->q, uctx ? &uctx->ibuc : NULL, &g);
+	if (err)
+		goto err_res;
+	/* Report what the slots really hold; the provider uses these. */
+	a->max_wr = g.num_slots - 1;
+	a->max_sge = sroce_srq_slot_sge(&g);
+	srq->max_sge = a->max_sge;
+	if (udata) {
+		resp.srq_num = atomic_inc_return(&sdev->srq_seq);
+		err = sroce_queue_mminfo(&srq->q, &resp.mi);
+		if (!err)
+			err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+		if (err)
+			goto err_q;
+	}
+	return 0;
+
+err_q:
+	sroce_queue_free(&srq->q);
+err_res:
+	sroce_res_put(sdev, SROCE_RES_SRQ);
+	return err;
+}
+
+/* Move the SRQ to a ring of @max_wr WQEs; posted WQEs move along, in order. */
+static int sroce_srq_resize(struct sroce_srq *srq, u32 max_wr,
+			    struct ib_udata *udata)
+{
+	struct sroce_ucontext *uctx =
+		rdma_udata_to_drv_context(udata, struct sroce_ucontext, ibuc);
+	struct rxe_modify_srq_cmd cmd = {};
+	struct sroce_queue nq, oq;
+	struct sroce_queue_geom g;
+	struct mminfo mi;
+	u32 prod, n;
+	int err;
+
+	if (udata) {
+		if (udata->inlen < sizeof(cmd))
+			return -EINVAL;
+		err = ib_copy_from_udata(&cmd, udata, sizeof(cmd));
+		if (err)
+			return err;
+	}
+	err = sroce_queue_geom(max_wr, sroce_srq_elem(srq->max_sge),
+			       SROCE_MAX_SRQ_WR, &g);
+	if (err)
+		return err;
+	err = sroce_queue_init(&nq, uctx ? &uctx->ibuc : NULL, &g);
+	if (err)
+		return err;
+	if (udata) {
+		/* Seen before the switch: the provider holds its SRQ lock. */
+		err = sroce_queue_mminfo(&nq, &mi);
+		if (!err && copy_to_user(u64_to_user_ptr(cmd.mmap_info_addr),
+					 &mi, sizeof(mi)))
+			err = -EFAULT;
+		if (err)
+			goto err_free;
+	}
+
+	spin_lock_bh(&srq->lock);
+	prod = sroce_srq_prod(srq);
+	n = sroce_q_count(prod, srq->q.cons, srq->q.index_mask);
+	if (n > g.num_slots - 1 || srq->limit > g.num_slots - 1) {
+		spin_unlock_bh(&srq->lock);
+		err = -EINVAL;
+		goto err_free;
+	}
+	sroce_queue_transfer(&nq, &srq->q, srq->q.cons, n);
+	oq = srq->q;
+	srq->q = nq;
+	spin_unlock_bh(&srq->lock);
+
+	sroce_queue_free(&oq);
+	return 0;
+
+err_free:
+	sroce_queue_free(&nq);
+	return err;
+}
+
+int sroce_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *a,
+		     enum ib_srq_attr_mask mask, struct ib_udata *udata)
+{
+	struct sroce_srq *srq = to_ssrq(ibsrq);
+	int err = 0;
+
+	if (mask & ~(IB_SRQ_MAX_WR | IB_SRQ_LIMIT))
+		return -EINVAL;
+	mutex_lock(&srq->resize_lock);
+	if (mask & IB_SRQ_MAX_WR) {
+		err = sroce_srq_resize(srq, a->max_wr, udata);
+		if (err)
+			goto out;
+	}
+	if (mask & IB_SRQ_LIMIT) {
+		spin_lock_bh(&srq->lock);
+		if (a->srq_limit > srq->q.index_mask)
+			err = -EINVAL;
+		else
+			srq->limit = a->srq_limit;
+		spin_unlock_bh(&srq->lock);
+	}
+out:
+	mutex_unlock(&srq->resize_lock);
+	return err;
+}
+
+int sroce_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *a)
+{
+	struct sroce_srq *srq = to_ssrq(ibsrq);
+
+	spin_lock_bh(&srq->lock);
+	a->max_wr = srq->q.index_mask;
+	a->max_sge = srq->max_sge;
+	a->srq_limit = srq->limit;
+	spin_unlock_bh(&srq->lock);
+	return 0;
+}
+
+int sroce_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
+{
+	struct sroce_srq *srq = to_ssrq(ibsrq);
+
+	/* ib_core refuses while a QP uses it, so no receive path can. */
+	sroce_queue_free(&srq->q);
+	sroce_res_put(to_sdev(ibsrq->device), SROCE_RES_SRQ);
+	return 0;
+}
+
+int sroce_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+			const struct ib_recv_wr **bad)
+{
+	struct sroce_srq *srq = to_ssrq(ibsrq);
+	unsigned long flags;
+	int err = 0;
+
+	spin_lock_irqsave(&srq->lock, flags);
+	for (; wr; wr = wr->next) {
+		err = sroce_rq_post_one(&srq->q, wr, srq->max_sge);
+		if (err) {
+			*bad = wr;
+			break;
+		}
+	}
+	sroce_queue_publish_prod(&srq->q);
+	spin_unlock_irqrestore(&srq->lock, flags);
+	return err;
+}
+
+/**
+ * sroce_srq_take() - copy the next WQE out of an SRQ for a QP
+ * @srq: the SRQ
+ * @rwqe: where the validated copy goes
+ * @limit_hit: set when this took the SRQ below its armed limit; the
+ *	caller raises IB_EVENT_SRQ_LIMIT_REACHED
+ *
+ * The WQE leaves the ring at once: it belongs to the QP that took it.
+ *
+ * Return: 0, -EAGAIN when the SRQ is empty, or -EINVAL for a WQE that
+ * fails validation (@rwqe->wr_id is set: it completes in error).
+ */
+int sroce_srq_take(struct sroce_srq *srq, struct sroce_rwqe *rwqe,
+		   bool *limit_hit)
+{
+	u32 prod, left;
+	int err;
+
+	*limit_hit = false;
+	spin_lock(&srq->lock);
+	prod = sroce_srq_prod(srq);
+	if (srq->q.cons == prod) {
+		spin_unlock(&srq->lock);
+		return -EAGAIN;
+	}
+	err = sroce_rwqe_copy(sroce_queue_slot(&srq->q, srq->q.cons), rwqe,
+			      srq->max_sge);
+	srq->q.cons = sroce_q_next(srq->q.cons, srq->q.index_mask);
+	sroce_queue_publish_cons(&srq->q);
+	left = sroce_q_count(prod, srq->q.cons, srq->q.index_mask);
+	if (srq->limit && left < srq->limit) {
+		/* One event per arming. */
+		srq->limit = 0;
+		*limit_hit = true;
+	}
+	spin_unlock(&srq->lock);
+	return err;
+}
+
+void sroce_srq_event(struct sroce_srq *srq)
+{
+	struct ib_event e = {
+		.device = srq->ibsrq.device,
+		.element.srq = &srq->ibsrq,
+		.event = IB_EVENT_SRQ_LIMIT_REACHED,
+	};
+
+	if (srq->ibsrq.event_handler)
+		srq->ibsrq.event_handler(&e, srq->ibsrq.srq_context);
+}
