@@ -909,6 +909,7 @@ int sroce_rq_post_one(struct sroce_queue *q, const struct ib_recv_wr *wr,
 	q->prod = sroce_q_next(q->prod, q->index_mask);
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(sroce_rq_post_one);
 
 /* Kernel consumers' receive WRs go into the RQ ring like the provider's. */
 int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,

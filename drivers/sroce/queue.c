@@ -154,6 +154,7 @@ void sroce_queue_transfer(struct sroce_queue *dst,
 	dst->prod = n;
 	sroce_queue_publish_prod(dst);
 }
+EXPORT_SYMBOL_IF_KUNIT(sroce_queue_transfer);
 
 /* The consumer index user space owns, made safe to use. */
 u32 sroce_queue_user_cons(struct sroce_queue *q)

@@ -248,6 +248,7 @@ int sroce_srq_take(struct sroce_srq *srq, struct sroce_rwqe *rwqe,
 	spin_unlock(&srq->lock);
 	return err;
 }
+EXPORT_SYMBOL_IF_KUNIT(sroce_srq_take);
 
 void sroce_srq_event(struct sroce_srq *srq)
 {

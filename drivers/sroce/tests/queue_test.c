@@ -98,11 +98,85 @@ static void queue_kernel_ring(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, q.buf);
 }
 
+/*
+ * An SRQ of kernel WQEs: taken in posting order, each WQE leaves the ring
+ * when taken, the armed limit fires once, a bad WQE is refused with its
+ * wr_id, and a resize moves what is posted in order.
+ */
+static void queue_srq_take(struct kunit *test)
+{
+	struct sroce_srq *srq = kunit_kzalloc(test, sizeof(*srq), GFP_KERNEL);
+	struct sroce_rwqe *r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+	struct ib_sge sge = { .addr = 0x1000, .length = 100, .lkey = 7 };
+	struct ib_recv_wr wr = { .sg_list = &sge, .num_sge = 1 };
+	struct sroce_queue_geom g;
+	struct sroce_queue nq, oq;
+	struct rxe_recv_wqe *u;
+	bool hit;
+	u32 i;
+
+	KUNIT_ASSERT_NOT_NULL(test, srq);
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	spin_lock_init(&srq->lock);
+	srq->max_sge = 2;
+	KUNIT_ASSERT_EQ(test, sroce_queue_geom(7, 80, 100, &g), 0);
+	KUNIT_ASSERT_EQ(test, sroce_queue_init(&srq->q, NULL, &g), 0);
+
+	KUNIT_EXPECT_EQ(test, sroce_srq_take(srq, r, &hit), -EAGAIN);
+	for (i = 0; i < 7; i++) {
+		wr.wr_id = 100 + i;
+		KUNIT_EXPECT_EQ(test, sroce_rq_post_one(&srq->q, &wr, 2), 0);
+	}
+	KUNIT_EXPECT_EQ(test, sroce_rq_post_one(&srq->q, &wr, 2), -ENOMEM);
+	wr.num_sge = 3;
+	srq->q.cons = 1;	/* room for one, but too many SGEs */
+	KUNIT_EXPECT_EQ(test, sroce_rq_post_one(&srq->q, &wr, 2), -EINVAL);
+	srq->q.cons = 0;
+	wr.num_sge = 1;
+	sroce_queue_publish_prod(&srq->q);
+
+	srq->limit = 5;
+	/* 7 posted: taking two leaves 5, not below; the third fires. */
+	for (i = 0; i < 4; i++) {
+		KUNIT_EXPECT_EQ(test, sroce_srq_take(srq, r, &hit), 0);
+		KUNIT_EXPECT_EQ(test, r->wr_id, 100 + i);
+		KUNIT_EXPECT_EQ(test, r->length, 100);
+		KUNIT_EXPECT_EQ(test, r->num_sge, 1);
+		KUNIT_EXPECT_EQ(test, hit, i == 2);
+	}
+	KUNIT_EXPECT_EQ(test, srq->limit, 0);
+
+	/* A WQE with more SGEs than a slot holds is refused, wr_id kept. */
+	u = sroce_queue_slot(&srq->q, srq->q.cons);
+	u->dma.num_sge = 3;
+	KUNIT_EXPECT_EQ(test, sroce_srq_take(srq, r, &hit), -EINVAL);
+	KUNIT_EXPECT_EQ(test, r->wr_id, 104);
+	KUNIT_EXPECT_FALSE(test, hit);
+
+	/* Resize: the two left move to the front of a bigger ring. */
+	KUNIT_ASSERT_EQ(test, sroce_queue_geom(20, 80, 100, &g), 0);
+	KUNIT_ASSERT_EQ(test, sroce_queue_init(&nq, NULL, &g), 0);
+	sroce_queue_transfer(&nq, &srq->q, srq->q.cons,
+			     sroce_q_count(srq->q.prod, srq->q.cons,
+					   srq->q.index_mask));
+	oq = srq->q;
+	srq->q = nq;
+	sroce_queue_free(&oq);
+	KUNIT_EXPECT_EQ(test, srq->q.prod, 2);
+	for (i = 5; i < 7; i++) {
+		KUNIT_EXPECT_EQ(test, sroce_srq_take(srq, r, &hit), 0);
+		KUNIT_EXPECT_EQ(test, r->wr_id, 100 + i);
+	}
+	KUNIT_EXPECT_EQ(test, sroce_srq_take(srq, r, &hit), -EAGAIN);
+	sroce_queue_free(&srq->q);
+}
+
 static struct kunit_case queue_cases[] = {
 	KUNIT_CASE(queue_geom_sizes),
 	KUNIT_CASE(queue_geom_invalid),
 	KUNIT_CASE(queue_index_math),
 	KUNIT_CASE(queue_kernel_ring),
+	KUNIT_CASE(queue_srq_take),
 	{}
 };
 
