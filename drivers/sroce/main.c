@@ -108,6 +108,7 @@ void sroce_dealloc_driver(struct ib_device *ib)
 	xa_destroy(&sdev->mr_xa);
 	xa_destroy(&sdev->ah_xa);
 	xa_destroy(&sdev->qp_xa);
+	sroce_mcast_cleanup(sdev);
 	free_percpu(sdev->cnt);
 	netdev_put(sdev->ndev, &sdev->ndev_tracker);
 }
@@ -131,6 +132,9 @@ static struct sroce_dev *sroce_alloc(struct net_device *ndev)
 	sdev->ndev = ndev;
 	netdev_hold(ndev, &sdev->ndev_tracker, GFP_KERNEL);
 	spin_lock_init(&sdev->port_lock);
+	mutex_init(&sdev->mcg_mutex);
+	spin_lock_init(&sdev->mcg_lock);
+	hash_init(sdev->mcg_hash);
 	sdev->port_state = IB_PORT_DOWN;
 	sroce_port_update(sdev);
 	return sdev;

@@ -290,6 +290,17 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool local)
 		goto drop;
 	}
 
+	/* Multicast: checked once here, then copied to every member. */
+	if (pkt.qpn == SROCE_MCAST_QPN) {
+		if ((pkt.opcode & SROCE_TR_MASK) != SROCE_TR_UD) {
+			if (sroce_pkt_icrc_ok(&pkt))
+				sroce_count(sdev, SROCE_CNT_RX_DROP_MALFORMED, 1);
+		} else if (sroce_pkt_icrc_ok(&pkt) &&
+			   !sroce_mcast_rcv(sdev, &pkt)) {
+			sroce_count(sdev, SROCE_CNT_RX_DROP_NO_QP, 1);
+		}
+		goto drop;
+	}
 	qp = sroce_qp_get(sdev, pkt.qpn);
 	if (!qp) {
 		if (sroce_pkt_icrc_ok(&pkt))

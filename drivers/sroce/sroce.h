@@ -6,6 +6,7 @@
 #ifndef SROCE_H
 #define SROCE_H
 
+#include <linux/hashtable.h>
 #include <linux/list.h>
 #include <linux/netdevice.h>
 #include <linux/percpu.h>
@@ -117,6 +118,11 @@ struct sroce_dev {
 	struct xarray		qp_xa;		/* QPN -> QP, RCU readers */
 	u32			qp_next;	/* cyclic QPN allocation */
 	atomic_t		srq_seq;	/* srq_num for the provider */
+
+	struct mutex		mcg_mutex;	/* attach/detach, group joins */
+	spinlock_t		mcg_lock;	/* mcg_hash, members; receive */
+	DECLARE_HASHTABLE(mcg_hash, 6);
+	u32			mcg_count;	/* under mcg_mutex */
 };
 
 static inline struct sroce_dev *to_sdev(struct ib_device *ib)
@@ -611,6 +617,12 @@ int sroce_complete(struct sroce_qp *qp, struct ib_cq *ibcq,
 		   const struct sroce_wc *wc, bool solicited);
 int sroce_wq_init(void);
 void sroce_wq_exit(void);
+
+/* mcast.c */
+int sroce_attach_mcast(struct ib_qp *ibqp, union ib_gid *mgid, u16 lid);
+int sroce_detach_mcast(struct ib_qp *ibqp, union ib_gid *mgid, u16 lid);
+u32 sroce_mcast_rcv(struct sroce_dev *sdev, struct sroce_pkt *pkt);
+void sroce_mcast_cleanup(struct sroce_dev *sdev);
 
 /* srq.c */
 int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,

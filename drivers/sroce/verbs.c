@@ -75,6 +75,9 @@ static int sroce_query_device(struct ib_device *ib, struct ib_device_attr *a,
 	/* Done with the CPU's atomic instructions: atomic against all. */
 	a->atomic_cap = IB_ATOMIC_GLOB;
 	a->max_ah = SROCE_MAX_AH;
+	a->max_mcast_grp = SROCE_MAX_MCAST_GRP;
+	a->max_mcast_qp_attach = SROCE_MAX_MCAST_QP;
+	a->max_total_mcast_qp_attach = SROCE_MAX_MCAST_GRP * SROCE_MAX_MCAST_QP;
 	a->max_srq = SROCE_MAX_SRQ;
 	a->max_srq_wr = SROCE_MAX_SRQ_WR;
 	a->max_srq_sge = SROCE_MAX_SGE;
@@ -252,6 +255,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.alloc_hw_port_stats = sroce_alloc_port_stats,
 	.alloc_pd = sroce_alloc_pd,
 	.alloc_ucontext = sroce_alloc_ucontext,
+	.attach_mcast = sroce_attach_mcast,
 	.create_cq = sroce_create_cq,
 	.create_qp = sroce_create_qp,
 	.create_srq = sroce_create_srq,
@@ -262,6 +266,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.destroy_cq = sroce_destroy_cq,
 	.destroy_qp = sroce_destroy_qp,
 	.destroy_srq = sroce_destroy_srq,
+	.detach_mcast = sroce_detach_mcast,
 	.device_group = &sroce_attr_group,
 	.get_dma_mr = sroce_get_dma_mr,
 	.disassociate_ucontext = sroce_disassociate_ucontext,

@@ -32,6 +32,8 @@
 #define SROCE_ICRC_LEN		4
 #define SROCE_PSN_MASK		0xffffffu
 #define SROCE_QPN_MASK		0xffffffu
+/* The destination QPN of every multicast datagram. */
+#define SROCE_MCAST_QPN		0xffffffu
 #define SROCE_GSI_QKEY		0x80010000u
 #define SROCE_DEFAULT_PKEY	0xffff
 
