@@ -58,6 +58,10 @@ static enum ib_wc_opcode sroce_wc_opcode(u32 wr_opcode)
 		return IB_WC_FETCH_ADD;
 	case SROCE_WR_ATOMIC_WRITE:
 		return (enum ib_wc_opcode)SROCE_WC_ATOMIC_WRITE;
+	case IB_WR_REG_MR:
+		return IB_WC_REG_MR;
+	case IB_WR_LOCAL_INV:
+		return IB_WC_LOCAL_INV;
 	}
 	return IB_WC_SEND;
 }
@@ -446,8 +450,11 @@ out:
 }
 
 /**
- * sroce_comp_sent() - complete UD and UC WQEs, which are done once sent
- * @qp: the UD or UC QP; caller holds sq_lock
+ * sroce_comp_sent() - complete the oldest WQEs while they are done
+ * @qp: the QP; caller holds sq_lock
+ *
+ * UD and UC WQEs are done once sent, local WQEs (fast registration,
+ * invalidation) once executed.
  */
 void sroce_comp_sent(struct sroce_qp *qp)
 {

@@ -50,6 +50,31 @@ int sroce_mr_access_ok(u64 mr_iova, u64 mr_len, int mr_access, u64 iova,
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_mr_access_ok);
 
+/*
+ * A fast-registered MR's kernel address for @iova (in bounds), and the
+ * bytes to the end of its page.
+ */
+static void *sroce_fr_va(struct sroce_mr *mr, u64 iova, u32 *room)
+{
+	u64 psz = 1ULL << mr->fr_shift;
+	u64 off = iova - (mr->iova & ~(psz - 1));
+
+	*room = psz - (off & (psz - 1));
+	return (void *)(uintptr_t)(mr->fr_pages[off >> mr->fr_shift] +
+				   (off & (psz - 1)));
+}
+
+/* One contiguous piece; the CRC runs over it while it is hot. */
+static void sroce_copy_chunk(void *va, void *buf, u32 n, bool to_mr, u32 *crc)
+{
+	if (to_mr)
+		memcpy(va, buf, n);
+	else
+		memcpy(buf, va, n);
+	if (crc)
+		*crc = crc32_le(*crc, buf, n);
+}
+
 /**
  * sroce_mr_copy() - copy between a buffer and an MR, optionally with CRC
  * @mr: the MR; the caller checked the range with sroce_mr_access_ok()
@@ -63,35 +88,30 @@ EXPORT_SYMBOL_IF_KUNIT(sroce_mr_access_ok);
 void sroce_mr_copy(struct sroce_mr *mr, u64 iova, void *buf, u32 len,
 		   bool to_mr, u32 *crc)
 {
-	u64 off;
+	u64 off = iova - mr->iova + mr->page_off;
 
 	if (mr->dma) {
-		void *va = (void *)(uintptr_t)iova;
-
-		if (to_mr)
-			memcpy(va, buf, len);
-		else
-			memcpy(buf, va, len);
-		if (crc)
-			*crc = crc32_le(*crc, buf, len);
+		sroce_copy_chunk((void *)(uintptr_t)iova, buf, len, to_mr, crc);
 		return;
 	}
-
-	off = iova - mr->iova + mr->page_off;
 	while (len) {
-		struct page *pg = mr->pages[off >> PAGE_SHIFT];
-		u32 po = off & ~PAGE_MASK;
-		u32 n = min_t(u32, len, PAGE_SIZE - po);
-		u8 *va = kmap_local_page(pg);
+		u32 room, n;
+		void *va;
+		u8 *map = NULL;
 
-		if (to_mr)
-			memcpy(va + po, buf, n);
-		else
-			memcpy(buf, va + po, n);
-		kunmap_local(va);
-		if (crc)
-			*crc = crc32_le(*crc, buf, n);
+		if (mr->fr) {
+			va = sroce_fr_va(mr, iova, &room);
+		} else {
+			map = kmap_local_page(mr->pages[off >> PAGE_SHIFT]);
+			va = map + (off & ~PAGE_MASK);
+			room = PAGE_SIZE - (off & ~PAGE_MASK);
+		}
+		n = min(len, room);
+		sroce_copy_chunk(va, buf, n, to_mr, crc);
+		if (map)
+			kunmap_local(map);
 		buf += n;
+		iova += n;
 		off += n;
 		len -= n;
 	}
@@ -238,6 +258,10 @@ int sroce_mr_atomic(struct ib_pd *pd, u32 rkey, u64 va, u8 op, u64 a, u64 b,
 		goto out;
 	if (mr->dma) {
 		p = (u64 *)(uintptr_t)va;
+	} else if (mr->fr) {
+		u32 room;
+
+		p = sroce_fr_va(mr, va, &room);
 	} else {
 		off = va - mr->iova + mr->page_off;
 		map = kmap_local_page(mr->pages[off >> PAGE_SHIFT]);
@@ -306,7 +330,9 @@ struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key)
 
 	rcu_read_lock();
 	mr = xa_load(&sdev->mr_xa, sroce_key_index(key));
-	if (mr && (mr->ibmr.lkey != key || !refcount_inc_not_zero(&mr->users)))
+	/* Acquire: what made it valid (a fast registration) is visible. */
+	if (mr && (!smp_load_acquire(&mr->valid) || READ_ONCE(mr->key) != key ||
+		   !refcount_inc_not_zero(&mr->users)))
 		mr = NULL;
 	rcu_read_unlock();
 	return mr;
@@ -333,6 +359,9 @@ static int sroce_mr_publish(struct sroce_dev *sdev, struct sroce_mr *mr)
 	key8 = sroce_key_next((u8)atomic_inc_return(&sdev->key_seq));
 	mr->ibmr.lkey = sroce_key_make(index, key8);
 	mr->ibmr.rkey = mr->ibmr.lkey;
+	mr->key = mr->ibmr.lkey;
+	/* A fast-registration MR waits for IB_WR_REG_MR. */
+	mr->valid = !mr->fr;
 	refcount_set(&mr->users, 1);
 	init_completion(&mr->idle);
 	xa_store(&sdev->mr_xa, index, mr, GFP_KERNEL);
@@ -362,6 +391,7 @@ static void sroce_mr_free(struct sroce_dev *sdev, struct sroce_mr *mr)
 	if (mr->umem)
 		ib_umem_release(mr->umem);
 	kvfree(mr->pages);
+	kfree(mr->fr_pages);
 	kfree_rcu(mr, rcu);
 	sroce_res_put(sdev, SROCE_RES_MR);
 }
@@ -452,4 +482,119 @@ int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	wait_for_completion(&mr->idle);
 	sroce_mr_free(sdev, mr);
 	return 0;
+}
+
+/**
+ * sroce_alloc_mr() - an MR for fast registration by a kernel consumer
+ * @pd: its PD
+ * @type: IB_MR_TYPE_MEM_REG only
+ * @max_num_sg: pages ib_map_mr_sg() may map into it
+ *
+ * Return: the MR, invalid until an IB_WR_REG_MR, or an ERR_PTR.
+ */
+struct ib_mr *sroce_alloc_mr(struct ib_pd *pd, enum ib_mr_type type,
+			     u32 max_num_sg)
+{
+	struct sroce_dev *sdev = to_sdev(pd->device);
+	struct sroce_mr *mr;
+	int err;
+
+	if (type != IB_MR_TYPE_MEM_REG)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!max_num_sg || max_num_sg > SROCE_MAX_FAST_REG_PAGES)
+		return ERR_PTR(-EINVAL);
+	mr = sroce_mr_alloc(pd, 0);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	mr->fr = true;
+	mr->fr_max = max_num_sg;
+	mr->fr_pages = kcalloc(max_num_sg, sizeof(*mr->fr_pages), GFP_KERNEL);
+	err = mr->fr_pages ? sroce_mr_publish(sdev, mr) : -ENOMEM;
+	if (err) {
+		sroce_mr_free(sdev, mr);
+		return ERR_PTR(err);
+	}
+	return &mr->ibmr;
+}
+
+static int sroce_mr_set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct sroce_mr *mr = to_smr(ibmr);
+
+	if (mr->fr_n >= mr->fr_max)
+		return -ENOMEM;
+	mr->fr_pages[mr->fr_n++] = addr;
+	return 0;
+}
+
+int sroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		    unsigned int *sg_offset)
+{
+	struct sroce_mr *mr = to_smr(ibmr);
+
+	mr->fr_n = 0;
+	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, sroce_mr_set_page);
+}
+
+/**
+ * sroce_mr_fast_reg() - execute an IB_WR_REG_MR
+ * @pd: the posting QP's PD
+ * @mr: the MR the WR names (a kernel consumer's pointer)
+ * @key: its new key: same index, any key byte
+ * @access: IB_ACCESS_* rights
+ *
+ * The MR takes the pages, iova and length ib_map_mr_sg() gave it.
+ *
+ * Return: 0, or -EINVAL (not a fast-registration MR of this PD, still
+ * valid, a key of another index, bad rights).
+ */
+int sroce_mr_fast_reg(struct ib_pd *pd, struct sroce_mr *mr, u32 key,
+		      int access)
+{
+	u32 psz_shift;
+	u64 covered;
+
+	if (!mr->fr || mr->ibmr.pd != pd || READ_ONCE(mr->valid) ||
+	    sroce_key_index(key) != sroce_key_index(mr->key) ||
+	    (access & ~SROCE_MR_ACCESS) || !is_power_of_2(mr->ibmr.page_size))
+		return -EINVAL;
+	psz_shift = ilog2(mr->ibmr.page_size);
+	mr->fr_shift = psz_shift;
+	mr->iova = mr->ibmr.iova;
+	/* Never beyond the pages mapped, whatever the consumer wrote. */
+	covered = ((u64)mr->fr_n << psz_shift) -
+		  (mr->iova & (mr->ibmr.page_size - 1));
+	mr->length = min_t(u64, mr->ibmr.length, mr->fr_n ? covered : 0);
+	mr->access = access;
+	WRITE_ONCE(mr->key, key);
+	mr->ibmr.lkey = key;
+	mr->ibmr.rkey = key;
+	/* Release: everything above is seen by whoever sees it valid. */
+	smp_store_release(&mr->valid, 1);
+	return 0;
+}
+
+/**
+ * sroce_mr_invalidate() - a local or remote invalidation of @key
+ * @pd: the QP's PD; the MR must belong to it
+ * @key: the key to invalidate
+ *
+ * Packets already using the MR finish; no new use finds it.
+ *
+ * Return: 0, or -EINVAL for an unknown or stale key, another PD's MR or
+ * an MR that is not fast-registered (those cannot be invalidated).
+ */
+int sroce_mr_invalidate(struct ib_pd *pd, u32 key)
+{
+	struct sroce_mr *mr = sroce_mr_get(to_sdev(pd->device), key);
+	int err = 0;
+
+	if (!mr)
+		return -EINVAL;
+	if (!mr->fr || mr->ibmr.pd != pd)
+		err = -EINVAL;
+	else
+		WRITE_ONCE(mr->valid, 0);
+	sroce_mr_put(mr);
+	return err;
 }

@@ -816,6 +816,11 @@ static int sroce_post_one_send(struct sroce_qp *qp, const struct ib_send_wr *wr)
 		w->wr.wr.atomic.rkey = atomic_wr(wr)->rkey;
 		w->iova = atomic_wr(wr)->remote_addr;
 		break;
+	case IB_WR_REG_MR:
+		w->wr.wr.reg.mr = reg_wr(wr)->mr;
+		w->wr.wr.reg.key = reg_wr(wr)->key;
+		w->wr.wr.reg.access = reg_wr(wr)->access;
+		break;
 	default:
 		break;
 	}

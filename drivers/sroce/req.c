@@ -40,6 +40,11 @@ u8 sroce_req_opcode(u32 wr_opcode, bool first, bool last)
 			return last ? SROCE_OP_SEND_ONLY_IMM :
 				      SROCE_OP_SEND_FIRST;
 		return last ? SROCE_OP_SEND_LAST_IMM : SROCE_OP_SEND_MIDDLE;
+	case IB_WR_SEND_WITH_INV:
+		if (first)
+			return last ? SROCE_OP_SEND_ONLY_INV :
+				      SROCE_OP_SEND_FIRST;
+		return last ? SROCE_OP_SEND_LAST_INV : SROCE_OP_SEND_MIDDLE;
 	case IB_WR_RDMA_WRITE:
 		if (first)
 			return last ? SROCE_OP_WRITE_ONLY :
@@ -123,6 +128,7 @@ static bool sroce_wr_supported(struct sroce_qp *qp, u32 op)
 	switch (op) {
 	case IB_WR_SEND:
 	case IB_WR_SEND_WITH_IMM:
+	case IB_WR_SEND_WITH_INV:
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 	case IB_WR_RDMA_READ:
@@ -155,11 +161,26 @@ static void sroce_req_copy_wqe(struct sroce_qp *qp, u32 i)
 	w->rkey = READ_ONCE(u->wr.wr.rdma.rkey);
 	w->imm = READ_ONCE(u->wr.ex.imm_data);
 
-	if (!sroce_wr_supported(qp, w->opcode)) {
+	/* Fast registration only for kernel consumers: the WR holds a pointer. */
+	if (!sroce_wr_supported(qp, w->opcode) &&
+	    !(sroce_wr_local(w->opcode) &&
+	      (w->opcode == IB_WR_LOCAL_INV || !qp->user))) {
 		w->bad = IB_WC_LOC_QP_OP_ERR;
 		return;
 	}
 	switch (w->opcode) {
+	case IB_WR_REG_MR:
+		w->reg_mr = to_smr(u->wr.wr.reg.mr);
+		w->rkey = u->wr.wr.reg.key;
+		w->reg_access = u->wr.wr.reg.access;
+		return;
+	case IB_WR_LOCAL_INV:
+	case IB_WR_SEND_WITH_INV:
+		/* The key to invalidate travels in the IETH, not an RETH. */
+		w->rkey = READ_ONCE(u->wr.ex.invalidate_rkey);
+		if (w->opcode == IB_WR_LOCAL_INV)
+			return;
+		break;
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
 		w->raddr = READ_ONCE(u->wr.wr.atomic.remote_addr);
@@ -274,6 +295,9 @@ void sroce_req_rewind(struct sroce_qp *qp, u32 psn)
 
 		if (!w->started)
 			break;
+		/* Executed once, never again; it has no packets. */
+		if (sroce_wr_local(w->opcode))
+			continue;
 		last = w->first_psn +
 		       sroce_req_npkts(w->opcode, w->length, qp->pmtu) - 1;
 		if (sroce_psn_cmp(psn, last & SROCE_PSN_MASK) > 0)
@@ -319,6 +343,40 @@ static u16 sroce_ud_sport(struct sroce_qp *qp, struct sroce_swqe *w)
 {
 	return rdma_flow_label_to_udp_sport(rdma_calc_flow_label(qp->ibqp.qp_num,
 								 w->dqpn));
+}
+
+/*
+ * Execute a local WQE (fast registration, local invalidation) when the
+ * requester reaches it, in SQ order. It has no packets: it completes with
+ * the packets before it, at once if they are all acknowledged. Caller
+ * holds sq_lock. Return: true when it failed and must complete in error
+ * now.
+ */
+static bool sroce_req_local(struct sroce_qp *qp, struct sroce_swqe *w)
+{
+	int err = 0;
+
+	if (!w->started) {
+		if (w->opcode == IB_WR_REG_MR)
+			err = sroce_mr_fast_reg(qp->ibqp.pd, w->reg_mr, w->rkey,
+						w->reg_access);
+		else
+			err = sroce_mr_invalidate(qp->ibqp.pd, w->rkey);
+		w->started = 1;
+		w->sent = 1;
+		w->done = 1;
+		w->first_psn = qp->req_psn;
+		w->last_psn = sroce_psn_add(qp->req_psn, -1);
+	}
+	if (err) {
+		w->bad = IB_WC_LOC_PROT_ERR;
+		return qp->req_cur == qp->sq.cons;
+	}
+	qp->req_cur = sroce_q_next(qp->req_cur, qp->sq.index_mask);
+	qp->req_off = 0;
+	/* Completes now if everything before it has. */
+	sroce_comp_sent(qp);
+	return false;
 }
 
 /* Build one packet of @w at req_off. Caller holds sq_lock. */
@@ -414,6 +472,10 @@ static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 		memcpy(p, &w->imm, sizeof(w->imm));
 		p += sizeof(w->imm);
 	}
+	if (sroce_opcode_hdrs(opcode) & SROCE_HDR_IETH) {
+		((struct sroce_ieth *)p)->rkey = cpu_to_be32(w->rkey);
+		p += sizeof(struct sroce_ieth);
+	}
 	crc = sroce_pkt_icrc_start(skb, p);
 	if (paylen) {
 		c.buf = p;
@@ -474,6 +536,7 @@ struct sk_buff *sroce_req_next(struct sroce_qp *qp, u32 *psn)
 	if (sroce_qp_unacked(qp))
 		sroce_comp_sent(qp);
 	sroce_req_fetch(qp);
+again:
 	if (qp->req_cur == qp->sq_head)
 		goto out;
 	w = sroce_swqe(qp, qp->req_cur);
@@ -491,6 +554,12 @@ struct sk_buff *sroce_req_next(struct sroce_qp *qp, u32 *psn)
 	}
 	if (!w->started && (w->flags & IB_SEND_FENCE) && qp->rd_outstanding)
 		goto out;
+	if (sroce_wr_local(w->opcode)) {
+		fail = sroce_req_local(qp, w);
+		if (!w->bad)
+			goto again;
+		goto out;
+	}
 	/*
 	 * A READ request or an atomic not sent before needs a responder
 	 * resource.

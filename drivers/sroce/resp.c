@@ -65,6 +65,7 @@ int sroce_resp_opseq(u8 in_msg, u8 opcode, u8 *next)
 		return in_msg == SROCE_MSG_SEND ? 0 : -EINVAL;
 	case SROCE_OP_SEND_LAST:
 	case SROCE_OP_SEND_LAST_IMM:
+	case SROCE_OP_SEND_LAST_INV:
 		*next = SROCE_MSG_NONE;
 		return in_msg == SROCE_MSG_SEND ? 0 : -EINVAL;
 	case SROCE_OP_WRITE_FIRST:
@@ -79,6 +80,7 @@ int sroce_resp_opseq(u8 in_msg, u8 opcode, u8 *next)
 		return in_msg == SROCE_MSG_WRITE ? 0 : -EINVAL;
 	case SROCE_OP_SEND_ONLY:
 	case SROCE_OP_SEND_ONLY_IMM:
+	case SROCE_OP_SEND_ONLY_INV:
 	case SROCE_OP_WRITE_ONLY:
 	case SROCE_OP_WRITE_ONLY_IMM:
 	case SROCE_OP_READ_REQ:
@@ -290,7 +292,8 @@ static int sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
 				.to_mr = true };
 	u8 op = pkt->opcode & SROCE_OP_MASK;
 	bool first = op == SROCE_OP_SEND_FIRST || op == SROCE_OP_SEND_ONLY ||
-		     op == SROCE_OP_SEND_ONLY_IMM;
+		     op == SROCE_OP_SEND_ONLY_IMM || op == SROCE_OP_SEND_ONLY_INV;
+	bool inv = op == SROCE_OP_SEND_LAST_INV || op == SROCE_OP_SEND_ONLY_INV;
 	bool last = op != SROCE_OP_SEND_FIRST && op != SROCE_OP_SEND_MIDDLE;
 	u32 crc;
 	int err;
@@ -335,6 +338,16 @@ static int sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		    op == SROCE_OP_SEND_ONLY_IMM) {
 			wc.flags = IB_WC_WITH_IMM;
 			wc.imm = pkt->imm;
+		}
+		/* The data is placed; the key goes before the completion. */
+		if (inv) {
+			if (sroce_mr_invalidate(qp->ibqp.pd, pkt->ieth)) {
+				*nak = SROCE_AETH_NAK_INVALID;
+				sroce_resp_fail_rwqe(qp, IB_WC_REM_INV_REQ_ERR);
+				return -EINVAL;
+			}
+			wc.flags = IB_WC_WITH_INVALIDATE;
+			wc.inv_rkey = pkt->ieth;
 		}
 		sroce_resp_complete(qp, &wc, pkt->se);
 		qp->msn++;

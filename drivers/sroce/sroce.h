@@ -189,6 +189,18 @@ struct sroce_mr {
 	unsigned long		npages;
 	u32			page_off;	/* offset of iova in pages[0] */
 	bool			dma;		/* kernel DMA MR: iova is a VA */
+	/*
+	 * Fast registration: ib_map_mr_sg() fills fr_pages (kernel virtual
+	 * addresses: sroce's DMA addresses are virtual) and IB_WR_REG_MR
+	 * makes the MR valid under a key; an invalidation makes it invalid.
+	 */
+	bool			fr;
+	u8			valid;		/* usable: release/acquire */
+	u8			fr_shift;	/* log2 of the page size */
+	u32			fr_n;		/* pages mapped */
+	u32			fr_max;
+	u64			*fr_pages;
+	u32			key;		/* the key that names it now */
 	int			access;
 	u64			iova;
 	u64			length;
@@ -240,6 +252,11 @@ static inline struct sroce_cq *to_scq(struct ib_cq *ibcq)
  * ACKNOWLEDGE, the empty READ RESPONSE to an ATOMIC WRITE) and hold one of
  * the responder's max_rd_atomic resources while they do.
  */
+static inline bool sroce_wr_local(u32 wr_opcode)
+{
+	return wr_opcode == IB_WR_REG_MR || wr_opcode == IB_WR_LOCAL_INV;
+}
+
 static inline bool sroce_wr_waits(u32 wr_opcode)
 {
 	return wr_opcode == IB_WR_RDMA_READ ||
@@ -282,6 +299,8 @@ struct sroce_swqe {
 	u8		inl;		/* data is inline */
 	u8		done;		/* READ, atomics: every response placed */
 	u8		bad;		/* failed validation: WC status */
+	struct sroce_mr	*reg_mr;	/* REG_MR (kernel QPs): the MR */
+	int		reg_access;	/* REG_MR: its rights; key in rkey */
 	u32		dqpn;		/* UD: destination QP */
 	u32		qkey;		/* UD: Q_Key to send */
 	struct rxe_av	av;		/* UD: where to */
@@ -547,6 +566,13 @@ void sroce_mr_put(struct sroce_mr *mr);
 struct ib_mr *sroce_get_dma_mr(struct ib_pd *pd, int access);
 struct ib_mr *sroce_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata);
+struct ib_mr *sroce_alloc_mr(struct ib_pd *pd, enum ib_mr_type type,
+			     u32 max_num_sg);
+int sroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		    unsigned int *sg_offset);
+int sroce_mr_fast_reg(struct ib_pd *pd, struct sroce_mr *mr, u32 key,
+		      int access);
+int sroce_mr_invalidate(struct ib_pd *pd, u32 key);
 int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 
 int sroce_sge_copy(struct ib_pd *pd, const struct ib_sge *sge, u32 num_sge,

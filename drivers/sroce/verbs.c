@@ -59,7 +59,8 @@ static int sroce_query_device(struct ib_device *ib, struct ib_device_attr *a,
 	/* ATOMIC WRITE: IB_UVERBS_DEVICE_ATOMIC_WRITE, unnamed in 6.1. */
 	a->device_cap_flags = IB_DEVICE_SYS_IMAGE_GUID |
 			      IB_DEVICE_PORT_ACTIVE_EVENT |
-			      IB_DEVICE_SRQ_RESIZE | BIT_ULL(40);
+			      IB_DEVICE_SRQ_RESIZE |
+			      IB_DEVICE_MEM_MGT_EXTENSIONS | BIT_ULL(40);
 	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	a->max_send_sge = SROCE_MAX_SGE;
 	a->max_recv_sge = SROCE_MAX_SGE;
@@ -67,7 +68,8 @@ static int sroce_query_device(struct ib_device *ib, struct ib_device_attr *a,
 	a->max_cq = SROCE_MAX_CQ;
 	a->max_cqe = SROCE_MAX_CQE;
 	a->max_mr = SROCE_MAX_MR;
-	/* Memory windows and fast registration: not yet. */
+	/* Memory windows: not yet. */
+	a->max_fast_reg_page_list_len = SROCE_MAX_FAST_REG_PAGES;
 	a->max_pd = SROCE_MAX_PD;
 	a->max_qp_rd_atom = SROCE_MAX_QP_RD_ATOM;
 	a->max_qp_init_rd_atom = SROCE_MAX_QP_RD_ATOM;
@@ -253,6 +255,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.uverbs_abi_ver = SROCE_UVERBS_ABI,
 
 	.alloc_hw_port_stats = sroce_alloc_port_stats,
+	.alloc_mr = sroce_alloc_mr,
 	.alloc_pd = sroce_alloc_pd,
 	.alloc_ucontext = sroce_alloc_ucontext,
 	.attach_mcast = sroce_attach_mcast,
@@ -275,6 +278,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.get_port_immutable = sroce_port_immutable,
 	.mmap = sroce_mmap,
 	.mmap_free = sroce_mmap_free,
+	.map_mr_sg = sroce_map_mr_sg,
 	.modify_device = sroce_modify_device,
 	.modify_qp = sroce_modify_qp,
 	.modify_srq = sroce_modify_srq,
