@@ -1,0 +1,149 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# NVMe over Fabrics (RDMA) between two VMs: nvmeof.sh DRV0 DRV1 [SIZE]
+# VM0 is the target: nvmet with an RDMA port on its DRV0 device (sroce or
+# rxe) and a file namespace on tmpfs. VM1 is the host: nvme-rdma over its
+# DRV1 device connects and runs fio with verify=crc32c over SIZE (default
+# 256M), random then sequential; then disconnect/reconnect cycles, one of
+# them after reloading nvme-rdma, each reading back what was written.
+# Everything the kernel's NVMe/RDMA code does goes through sroce's kernel
+# verbs: kernel QPs and CQs, fast registration and invalidation.
+set -u
+here=$(dirname "$0")
+# shellcheck source=tests/guest/lib.sh
+. "$here/lib.sh"
+# shellcheck source=tests/guest/rdma-lib.sh
+. "$here/rdma-lib.sh"
+
+DRV0=${1:?usage: nvmeof.sh DRV0 DRV1 [SIZE]}
+DRV1=${2:?usage: nvmeof.sh DRV0 DRV1 [SIZE]}
+SIZE=${3:-256M}
+DRVS=("$DRV0" "$DRV1")
+me=$SROCE_VM_INDEX
+T0=$SECONDS
+NQN=nqn.2026-11.org.sroce:test
+CFG=/sys/kernel/config/nvmet
+TARGET=198.18.0.1
+FIO_T=900 FIO_N=0
+[ "${SROCE_KERNEL:-}" != debug ] || FIO_T=2400
+
+KMEMLEAK=/sys/kernel/debug/kmemleak
+[ -w $KMEMLEAK ] && echo clear >$KMEMLEAK
+
+if setup_rdma "${DRVS[me]}"; then
+	ok "vm$me: ${DRVS[me]} device $DEV up"
+else
+	not_ok "vm$me: ${DRVS[me]} device $DEV up"
+fi
+t "peer reachable over IPv4" wait_for 60 ping -c1 -W1 "$PEER_V4"
+
+target_up() {
+	modprobe nvmet-rdma || return 1
+	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
+	truncate -s "$SIZE" /dev/shm/nvmeof.img || return 1
+	mkdir "$CFG/subsystems/$NQN" || return 1
+	echo 1 >"$CFG/subsystems/$NQN/attr_allow_any_host"
+	mkdir "$CFG/subsystems/$NQN/namespaces/1"
+	echo -n /dev/shm/nvmeof.img >"$CFG/subsystems/$NQN/namespaces/1/device_path"
+	# tmpfs has no O_DIRECT.
+	echo 1 >"$CFG/subsystems/$NQN/namespaces/1/buffered_io"
+	echo 1 >"$CFG/subsystems/$NQN/namespaces/1/enable" || return 1
+	mkdir "$CFG/ports/1"
+	echo rdma >"$CFG/ports/1/addr_trtype"
+	echo ipv4 >"$CFG/ports/1/addr_adrfam"
+	echo "$TARGET" >"$CFG/ports/1/addr_traddr"
+	echo 4420 >"$CFG/ports/1/addr_trsvcid"
+	ln -s "$CFG/subsystems/$NQN" "$CFG/ports/1/subsystems/$NQN" || return 1
+	# The port listens through rdma_cm once it is linked.
+	wait_for 20 bash -c 'rdma resource show cm_id | grep -q "state LISTEN.*:4420 "'
+}
+
+target_down() {
+	rm -f "$CFG/ports/1/subsystems/$NQN"
+	rmdir "$CFG/ports/1"
+	echo 0 >"$CFG/subsystems/$NQN/namespaces/1/enable"
+	rmdir "$CFG/subsystems/$NQN/namespaces/1"
+	rmdir "$CFG/subsystems/$NQN"
+	rm -f /dev/shm/nvmeof.img
+	modprobe -r nvmet-rdma nvmet
+}
+
+# The namespace's block device once connected (with native multipath the
+# subsystem, not the controller, is the block device's parent).
+nvme_dev() {
+	local b
+	for b in /sys/block/nvme*n1; do
+		[ "$(cat "$b/device/subsysnqn" 2>/dev/null)" = "$NQN" ] || continue
+		[ -b "/dev/${b##*/}" ] && echo "/dev/${b##*/}" && return 0
+	done
+	return 1
+}
+
+connect() {
+	nvme connect -t rdma -a "$TARGET" -s 4420 -n "$NQN" || return 1
+	wait_for 30 nvme_dev
+}
+
+disconnect() {
+	nvme disconnect -n "$NQN" && wait_for 30 bash -c "! grep -qsx $NQN /sys/class/nvme/*/subsysnqn"
+}
+
+# fio_run NAME ARGS...: one fio job on the namespace, verify on.
+fio_run() {
+	local name=$1 dev log
+	shift
+	dev=$(nvme_dev) || { not_ok "fio $name: no namespace"; return; }
+	FIO_N=$((FIO_N + 1))
+	log=$SROCE_OUT/fio-$FIO_N-$name.log
+	if timeout -k 5 "$FIO_T" fio --name="$name" --filename="$dev" \
+		--direct=1 --ioengine=libaio --iodepth=16 --size="$SIZE" \
+		--verify=crc32c --verify_fatal=1 "$@" >"$log" 2>&1; then
+		ok "fio $name $SIZE verify=crc32c on $dev"
+	else
+		not_ok "fio $name $SIZE verify=crc32c on $dev"
+		tail -n 30 "$log" | sed 's/^/#   /'
+	fi
+	grep -E '^ +(READ|WRITE):' "$log" | sed 's/^ */# /'
+}
+
+if [ "$me" = 0 ]; then
+	t "nvmet: RDMA port $TARGET:4420 on ${DRVS[0]} listening" target_up
+	barrier target 300 || not_ok "host reached the target barrier"
+	# The host works; the target waits (bounded) until it is done.
+	barrier host-done $((4 * FIO_T)) || not_ok "host finished in time"
+	t "nvmet: port and subsystem removed, nvmet-rdma unloaded" target_down
+else
+	barrier target 300 || not_ok "target reached the target barrier"
+	t "modprobe nvme-rdma" modprobe nvme-rdma
+	t "nvme connect -t rdma to $TARGET (${DRVS[1]}->${DRVS[0]})" connect
+	fio_run randwrite --rw=randwrite --bs=64k --randrepeat=0
+	fio_run write --rw=write --bs=128k
+	t "nvme disconnect" disconnect
+	t "nvme connect again" connect
+	# The same job as before, verifying only: what the sequential
+	# job wrote is still there.
+	fio_run write --rw=write --bs=128k --verify_only=1
+	t "nvme disconnect again" disconnect
+	t "rmmod nvme-rdma" modprobe -r nvme-rdma
+	t "modprobe nvme-rdma again" modprobe nvme-rdma
+	t "nvme connect after reload" connect
+	fio_run randrw --rw=randrw --bs=16k --size=32M
+	t "nvme disconnect after reload" disconnect
+	t "rmmod nvme-rdma nvme-fabrics" modprobe -r nvme-rdma nvme-fabrics
+	barrier host-done 120
+fi
+
+t "rdma link delete $DEV" rdma link delete "$DEV"
+if [ "${DRVS[me]}" = sroce ]; then
+	t "rmmod sroce" rmmod sroce
+fi
+if [ -w $KMEMLEAK ]; then
+	echo scan >$KMEMLEAK
+	sleep 5
+	echo scan >$KMEMLEAK
+	cp $KMEMLEAK "$SROCE_OUT/kmemleak.txt"
+	t "kmemleak: no leaks" test ! -s "$SROCE_OUT/kmemleak.txt"
+	head -n 60 "$SROCE_OUT/kmemleak.txt" | sed 's/^/# /'
+fi
+echo "# nvmeof.sh ${DRV0} ${DRV1}: vm$me took $((SECONDS - T0)) s"
+finish
