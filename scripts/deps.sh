@@ -10,7 +10,7 @@ PKGS=(
 	qemu-system-x86 busybox-static
 	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev
 	perftest rdmacm-utils python3-pyverbs
-	sparse tshark iproute2 iputils-ping fio nvme-cli python3
+	sparse tshark iproute2 iputils-ping fio nvme-cli nfs-kernel-server python3
 )
 
 missing=()
