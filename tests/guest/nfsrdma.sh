@@ -109,8 +109,11 @@ else
 fi
 
 t "rdma link delete $DEV" rdma link delete "$DEV"
+# Both drivers bind UDP 4791: unload, so the next script may use the other.
 if [ "${DRVS[me]}" = sroce ]; then
 	t "rmmod sroce" rmmod sroce
+else
+	t "rmmod rdma_rxe" modprobe -r rdma_rxe
 fi
 if [ -w $KMEMLEAK ]; then
 	echo scan >$KMEMLEAK
