@@ -573,6 +573,7 @@ int sroce_mr_fast_reg(struct ib_pd *pd, struct sroce_mr *mr, u32 key,
 	smp_store_release(&mr->valid, 1);
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(sroce_mr_fast_reg);
 
 /**
  * sroce_mr_invalidate() - a local or remote invalidation of @key

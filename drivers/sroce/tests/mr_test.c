@@ -147,11 +147,83 @@ static void mr_atomic_ops(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, w[1], 77ULL);
 }
 
+/*
+ * Fast registration: pages from ib_map_mr_sg() (kernel addresses, 4 KiB
+ * here), an iova in the middle of the first page, data landing where the
+ * page list says; the length never beyond the pages; a valid MR cannot be
+ * registered again, nor under another index's key, and only a
+ * fast-registration MR of the same PD.
+ */
+static void mr_fast_reg(struct kunit *test)
+{
+	struct sroce_mr *mr = kunit_kzalloc(test, sizeof(*mr), GFP_KERNEL);
+	u8 *pg[3], *buf = kunit_kzalloc(test, 6000, GFP_KERNEL);
+	struct ib_pd *pd = (struct ib_pd *)0x1000, *other = pd + 1;
+	u64 pages[3];
+	unsigned int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, mr);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	for (i = 0; i < 3; i++) {
+		pg[i] = kunit_kzalloc(test, SZ_4K, GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, pg[i]);
+		pages[i] = (uintptr_t)pg[i];
+	}
+	/* As sroce_alloc_mr() and ib_sg_to_pages() leave it. */
+	mr->fr = true;
+	mr->fr_max = 3;
+	mr->fr_n = 3;
+	mr->fr_pages = pages;
+	mr->key = sroce_key_make(7, 0x11);
+	mr->ibmr.pd = pd;
+	mr->ibmr.page_size = SZ_4K;
+	mr->ibmr.iova = 0x10000100;
+	mr->ibmr.length = 3 * SZ_4K;	/* claims more than the pages hold */
+
+	KUNIT_EXPECT_EQ(test, sroce_mr_fast_reg(other, mr, sroce_key_make(7, 0x12),
+						IB_ACCESS_REMOTE_WRITE), -EINVAL);
+	KUNIT_EXPECT_EQ(test, sroce_mr_fast_reg(pd, mr, sroce_key_make(8, 0x12),
+						IB_ACCESS_REMOTE_WRITE), -EINVAL);
+	KUNIT_ASSERT_EQ(test, sroce_mr_fast_reg(pd, mr, sroce_key_make(7, 0x12),
+						IB_ACCESS_REMOTE_WRITE), 0);
+	KUNIT_EXPECT_EQ(test, mr->valid, 1);
+	KUNIT_EXPECT_EQ(test, mr->key, sroce_key_make(7, 0x12));
+	KUNIT_EXPECT_EQ(test, mr->ibmr.rkey, sroce_key_make(7, 0x12));
+	KUNIT_EXPECT_EQ(test, mr->length, 3 * SZ_4K - 0x100);
+	KUNIT_EXPECT_EQ(test, sroce_mr_access_ok(mr->iova, mr->length,
+						 mr->access, 0x10000100 + 3 * SZ_4K - 0x100, 1,
+						 IB_ACCESS_REMOTE_WRITE), -ERANGE);
+	/* Already valid: refused until invalidated. */
+	KUNIT_EXPECT_EQ(test, sroce_mr_fast_reg(pd, mr, sroce_key_make(7, 0x13),
+						IB_ACCESS_REMOTE_WRITE), -EINVAL);
+
+	/* 6000 bytes from iova + 0xe00: the last 0x100 bytes of page 0,
+	 * all of page 1, 1648 bytes of page 2.
+	 */
+	for (i = 0; i < 6000; i++)
+		buf[i] = i * 7 + 1;
+	sroce_mr_copy(mr, 0x10000100 + 0xe00, buf, 6000, true, NULL);
+	KUNIT_EXPECT_EQ(test, pg[0][0], 0);
+	KUNIT_EXPECT_EQ(test, pg[0][0xeff], 0);
+	KUNIT_EXPECT_EQ(test, pg[0][0xf00], buf[0]);
+	KUNIT_EXPECT_EQ(test, pg[0][0xfff], buf[0xff]);
+	KUNIT_EXPECT_EQ(test, pg[1][0], buf[0x100]);
+	KUNIT_EXPECT_EQ(test, pg[1][SZ_4K - 1], buf[0x100 + SZ_4K - 1]);
+	KUNIT_EXPECT_EQ(test, pg[2][0], buf[0x1100]);
+	KUNIT_EXPECT_EQ(test, pg[2][1647], buf[5999]);
+	KUNIT_EXPECT_EQ(test, pg[2][1648], 0);
+	memset(buf, 0, 6000);
+	sroce_mr_copy(mr, 0x10000100 + 0xe00, buf, 6000, false, NULL);
+	KUNIT_EXPECT_EQ(test, buf[0], (u8)1);
+	KUNIT_EXPECT_EQ(test, buf[5999], (u8)(5999 * 7 + 1));
+}
+
 static struct kunit_case mr_cases[] = {
 	KUNIT_CASE(mr_access),
 	KUNIT_CASE(mr_atomic_ops),
 	KUNIT_CASE(mr_copy_pages),
 	KUNIT_CASE(mr_copy_dma),
+	KUNIT_CASE(mr_fast_reg),
 	{}
 };
 
