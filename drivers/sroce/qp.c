@@ -82,6 +82,9 @@ int sroce_complete(struct sroce_qp *qp, struct ib_cq *ibcq,
 		u->qp_num = wc->qp_num;
 		u->src_qp = wc->src_qp;
 		u->port_num = 1;
+		/* ibv_create_ah_from_wc() needs it to answer a datagram. */
+		if (wc->flags & IB_WC_GRH)
+			u->wc_flags |= IB_WC_GRH;	/* IBV_WC_GRH */
 		if (wc->flags & IB_WC_WITH_IMM) {
 			u->wc_flags |= IB_WC_WITH_IMM;
 			u->ex.imm_data = wc->imm;

@@ -59,6 +59,7 @@ static int sroce_query_device(struct ib_device *ib, struct ib_device_attr *a,
 	/* ATOMIC WRITE: IB_UVERBS_DEVICE_ATOMIC_WRITE, unnamed in 6.1. */
 	a->device_cap_flags = IB_DEVICE_SYS_IMAGE_GUID |
 			      IB_DEVICE_PORT_ACTIVE_EVENT |
+			      IB_DEVICE_RC_RNR_NAK_GEN |
 			      IB_DEVICE_SRQ_RESIZE |
 			      IB_DEVICE_MEM_MGT_EXTENSIONS | BIT_ULL(40);
 	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;

@@ -32,6 +32,10 @@ static const struct {
 	{ IB_WR_RDMA_WRITE_WITH_IMM, true, false, 0x06 }, /* WRITE_FIRST */
 	{ IB_WR_RDMA_WRITE_WITH_IMM, false, false, 0x07 }, /* WRITE_MIDDLE */
 	{ IB_WR_RDMA_WRITE_WITH_IMM, false, true, 0x09 }, /* WRITE_LAST_IMM */
+	{ IB_WR_SEND_WITH_INV, true, true, 0x17 },	/* SEND_ONLY_INV */
+	{ IB_WR_SEND_WITH_INV, true, false, 0x00 },	/* SEND_FIRST */
+	{ IB_WR_SEND_WITH_INV, false, false, 0x01 },	/* SEND_MIDDLE */
+	{ IB_WR_SEND_WITH_INV, false, true, 0x16 },	/* SEND_LAST_INV */
 };
 
 /* The atomics: one packet each, whatever first and last say. */
@@ -78,6 +82,7 @@ static void req_opcode(struct kunit *test)
 			   wr == IB_WR_RDMA_WRITE_WITH_IMM;
 		bool write = wr == IB_WR_RDMA_WRITE ||
 			     wr == IB_WR_RDMA_WRITE_WITH_IMM;
+		bool inv = wr == IB_WR_SEND_WITH_INV;
 
 		KUNIT_EXPECT_EQ_MSG(test, opc, req_opcodes[i].opcode,
 				    "wr %u first %d last %d", wr, first, last);
@@ -89,6 +94,9 @@ static void req_opcode(struct kunit *test)
 		/* ...with the immediate on the last packet only... */
 		KUNIT_EXPECT_EQ_MSG(test, !!(h & SROCE_HDR_IMM), imm && last,
 				    "wr %u first %d last %d", wr, first, last);
+		/* ...the key to invalidate on the last packet only... */
+		KUNIT_EXPECT_EQ_MSG(test, !!(h & SROCE_HDR_IETH), inv && last,
+				    "wr %u first %d last %d", wr, first, last);
 		/* ...and a WRITE's RETH on the first packet only. */
 		KUNIT_EXPECT_EQ_MSG(test, !!(h & SROCE_HDR_RETH),
 				    write && first, "wr %u first %d last %d",
@@ -99,7 +107,7 @@ static void req_opcode(struct kunit *test)
 static void req_opcode_unsupported(struct kunit *test)
 {
 	static const u32 others[] = {
-		IB_WR_RDMA_READ, IB_WR_SEND_WITH_INV, IB_WR_BIND_MW,
+		IB_WR_RDMA_READ, IB_WR_BIND_MW,
 		IB_WR_LSO, IB_WR_RDMA_READ_WITH_INV, IB_WR_LOCAL_INV,
 		IB_WR_REG_MR, IB_WR_MASKED_ATOMIC_CMP_AND_SWP,
 		IB_WR_MASKED_ATOMIC_FETCH_AND_ADD, IB_WR_REG_MR_INTEGRITY,

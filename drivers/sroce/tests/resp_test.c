@@ -72,8 +72,8 @@ static void resp_classify(struct kunit *test)
 /*
  * For each operation (the low five opcode bits): the one in-progress state
  * it is accepted in, and the state after it. Everything else is refused:
- * responses and ACKs, SEND with invalidate and FLUSH (not executed by this
- * responder), and the reserved codes.
+ * responses and ACKs, FLUSH (not executed by this responder), and the
+ * reserved codes.
  */
 static const struct {
 	u8 from, to;
@@ -94,7 +94,10 @@ static const struct {
 	[0x0d ... 0x12] = { MSG_NEVER, MSG_NEVER },
 	[0x13] = { MSG_NONE, MSG_NONE },	/* CMP_SWAP */
 	[0x14] = { MSG_NONE, MSG_NONE },	/* FETCH_ADD */
-	[0x15 ... 0x1c] = { MSG_NEVER, MSG_NEVER },
+	[0x15] = { MSG_NEVER, MSG_NEVER },
+	[0x16] = { MSG_SEND, MSG_NONE },	/* SEND_LAST_INV */
+	[0x17] = { MSG_NONE, MSG_NONE },	/* SEND_ONLY_INV */
+	[0x18 ... 0x1c] = { MSG_NEVER, MSG_NEVER },
 	[0x1d] = { MSG_NONE, MSG_NONE },	/* ATOMIC_WRITE */
 	[0x1e ... 0x1f] = { MSG_NEVER, MSG_NEVER },
 };
@@ -147,6 +150,7 @@ static void resp_opseq_streams(struct kunit *test)
 		0x0c,				/* READ */
 		0x00, 0x01, 0x03,		/* SEND F M L_IMM */
 		0x0a, 0x0b, 0x05,		/* the ONLYs */
+		0x00, 0x01, 0x16, 0x17,		/* SEND F M L_INV, ONLY_INV */
 		0x13, 0x14, 0x1d,		/* the atomics */
 	};
 	static const struct {
@@ -169,7 +173,8 @@ static void resp_opseq_streams(struct kunit *test)
 		{ { 0x06, 0x02 }, 2, 1 },	/* SEND_LAST ends a WRITE */
 		{ { 0x00, 0x08 }, 2, 1 },	/* WRITE_LAST ends a SEND */
 		{ { 0x00, 0x02, 0x02 }, 3, 2 },	/* LAST after the message */
-		{ { 0x00, 0x01, 0x16 }, 3, 2 },	/* SEND_LAST_INV */
+		{ { 0x06, 0x07, 0x16 }, 3, 2 },	/* SEND_LAST_INV ends a WRITE */
+		{ { 0x00, 0x17 }, 2, 1 },	/* SEND_ONLY_INV inside a SEND */
 		{ { 0x00, 0x13 }, 2, 1 },	/* CMP_SWAP inside a SEND */
 		{ { 0x06, 0x14 }, 2, 1 },	/* FETCH_ADD inside a WRITE */
 		{ { 0x00, 0x1d }, 2, 1 },	/* ATOMIC_WRITE inside a SEND */
