@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # RC error paths (and happy paths as controls) between RC QPs of one sroce0
 # device talking to each other, through stock rdma-core (pyverbs):
-# tests/pyverbs/rc_errors.py. One VM, Debian or debug kernel:
+# tests/pyverbs/rc_errors.py; then atomics.py, and UD, UC and SRQ QPs
+# (ud.py, uc.py, srq.py). One VM, Debian or debug kernel:
 #   scripts/vm-run.sh --kernel debian --out DIR -- tests/guest/run.sh rc-errors.sh
 set -u
 # shellcheck source=tests/guest/lib.sh
@@ -10,14 +11,15 @@ set -u
 
 T0=$SECONDS
 MY_V4=198.18.0.$((SROCE_VM_INDEX + 1))
+MY_V6=2001:2::$((SROCE_VM_INDEX + 1))	# guest-init.sh's
 # An address with a static neighbour entry and nobody behind it: packets to
 # it leave on eth0 and are never answered (retry-exhausted case).
 BLACKHOLE=198.18.0.201
 PY_TIMEOUT=${RC_ERRORS_TIMEOUT:-700}
+PY_TIMEOUT_SHORT=300	# each of atomics.py, ud.py, uc.py, srq.py
 
-KMEMLEAK=/sys/kernel/debug/kmemleak	# the debug kernel has it
 # Forget leaks from boot; the scan at the end reports only ours.
-[ -w $KMEMLEAK ] && echo clear >$KMEMLEAK
+kmemleak_clear
 t "install sroce.ko for modprobe" install_sroce
 t "rdma link add sroce0" rdma link add sroce0 type sroce netdev eth0
 t "sroce0 port active" wait_for 20 \
@@ -33,32 +35,37 @@ if [ $rc -ne 0 ]; then
 	[ $rc -ge 124 ] && echo "# rc_errors.py: killed or crashed (exit $rc)"
 fi
 # Atomics: results, ordering, two QPs on one word, ATOMIC WRITE, errors.
-timeout -k 5 300 "$PY" "$SROCE_TREE/tests/pyverbs/atomics.py" sroce0 --ip "$MY_V4"
+timeout -k 5 "$PY_TIMEOUT_SHORT" "$PY" "$SROCE_TREE/tests/pyverbs/atomics.py" sroce0 --ip "$MY_V4"
 rc=$?
 if [ $rc -ne 0 ]; then
 	T_FAILED=$((T_FAILED + 1))
 	[ $rc -ge 124 ] && echo "# atomics.py: killed or crashed (exit $rc)"
 fi
+# UD (both GIDs, GRH area, Q_Key, MTU), UC (no ACKs, silent drops) and SRQ
+# (sharing by RC, UC and UD QPs, limit event, resize).
+for py in ud.py uc.py srq.py; do
+	args=(sroce0 --ip "$MY_V4")
+	[ $py = ud.py ] && args+=(--ip6 "$MY_V6")
+	timeout -k 5 "$PY_TIMEOUT_SHORT" "$PY" "$SROCE_TREE/tests/pyverbs/$py" "${args[@]}"
+	rc=$?
+	if [ $rc -ne 0 ]; then
+		T_FAILED=$((T_FAILED + 1))
+		[ $rc -ge 124 ] && echo "# $py: killed or crashed (exit $rc)"
+	fi
+done
 
 echo "# rdma statistic show link sroce0/1:"
 rdma statistic show link sroce0/1 2>&1 | tr ' ' '\n' | paste -d' ' - - | awk NF |
 	sed 's/^/#   /'
 # What user space left behind (kernel-owned objects show "comm [name]").
 res=$(rdma resource show qp link sroce0/1; rdma resource show cq dev sroce0;
-	rdma resource show mr dev sroce0; rdma resource show pd dev sroce0)
+	rdma resource show mr dev sroce0; rdma resource show pd dev sroce0
+	rdma resource show srq dev sroce0)
 printf '%s\n' "$res" | sed 's/^/# resource: /'
-t "no QP, CQ, MR or PD of user space left in the kernel" \
+t "no QP, CQ, MR, PD or SRQ of user space left in the kernel" \
 	test -z "$(printf '%s\n' "$res" | grep -v 'comm \[')"
 t "rdma link delete sroce0" rdma link delete sroce0
 t "rmmod sroce" rmmod sroce
-if [ -w $KMEMLEAK ]; then
-	# Two scans: kmemleak reports an object only once it stays unreferenced.
-	echo scan >$KMEMLEAK
-	sleep 5
-	echo scan >$KMEMLEAK
-	cp $KMEMLEAK "$SROCE_OUT/kmemleak.txt"
-	t "kmemleak: no leaks" test ! -s "$SROCE_OUT/kmemleak.txt"
-	head -n 60 "$SROCE_OUT/kmemleak.txt" | sed 's/^/# /'
-fi
+kmemleak_check
 echo "# rc-errors.sh took $((SECONDS - T0)) s"
 finish

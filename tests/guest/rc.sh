@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# RC traffic between two VMs: rc.sh DRV0 DRV1 [full|ci|sweep|quick]
+# RC (and UD, UC, SRQ) traffic between two VMs: rc.sh DRV0 DRV1 [full|ci|sweep|quick|ud]
 # VM0 creates its device with DRV0, VM1 with DRV1 (sroce or rxe). perftest
 # (send/write/read, bandwidth and latency), rping and ibv_rc_pingpong run as
 # server/client pairs, first with the server on VM1, then on VM0, over the
@@ -16,13 +16,17 @@
 #          twice, the server on VM1 over the IPv4 GID and on VM0 over the
 #          IPv6 GID; then the atomics (ib_atomic_bw and ib_atomic_lat, both
 #          operations, the server on either side), rdma_cm, rping and
-#          ibv_rc_pingpong with the server on either side, captured;
+#          ibv_rc_pingpong with the server on either side, then UD, UC
+#          and SRQ (perftest -c UD, -c UC; ibv_ud/uc/srq_pingpong; udaddy,
+#          ucmatose and mckey), captured (ib_send_bw --use-srq just
+#          before);
 #   sweep  (what make check runs in the debug kernel) every tool at 2 B,
 #          1025 B and 64 KiB, the server and the GID alternating by tool;
 #          then rdma_cm, the atomics, rping and ibv_rc_pingpong with the
-#          server on either side;
+#          server on either side, and fewer UD, UC and SRQ runs than ci;
 #   quick  every tool once at chosen sizes, both GIDs, rdma_cm and both
-#          directions (under a minute in the Debian kernel).
+#          directions (under a minute in the Debian kernel);
+#   ud     only ci's UD, UC, SRQ and multicast runs.
 # Full output of every run: $SROCE_OUT/logs/.
 set -u
 here=$(dirname "$0")
@@ -31,10 +35,10 @@ here=$(dirname "$0")
 # shellcheck source=tests/guest/rdma-lib.sh
 . "$here/rdma-lib.sh"
 
-DRV0=${1:?usage: rc.sh DRV0 DRV1 [full|ci|sweep|quick]}
-DRV1=${2:?usage: rc.sh DRV0 DRV1 [full|ci|sweep|quick]}
+DRV0=${1:?usage: rc.sh DRV0 DRV1 [full|ci|sweep|quick|ud]}
+DRV1=${2:?usage: rc.sh DRV0 DRV1 [full|ci|sweep|quick|ud]}
 MODE=${3:-full}
-case $MODE in full | ci | sweep | quick) ;; *) echo "rc.sh: mode full, ci, sweep or quick, not $MODE" >&2; exit 2 ;; esac
+case $MODE in full | ci | sweep | quick | ud) ;; *) echo "rc.sh: mode full, ci, sweep, quick or ud, not $MODE" >&2; exit 2 ;; esac
 DRVS=("$DRV0" "$DRV1")
 me=$SROCE_VM_INDEX
 T0=$SECONDS
@@ -43,6 +47,7 @@ SCALE=${RC_TIMEOUT_SCALE:-1}
 [ "${SROCE_KERNEL:-}" != debug ] || SCALE=${RC_TIMEOUT_SCALE:-4}
 T_SWEEP=$((300 * SCALE))
 T_ONE=$((90 * SCALE))
+T_CM=$((30 * SCALE))	# udaddy, ucmatose: a few seconds when they work
 
 # --- devices ---------------------------------------------------------------
 if setup_rdma "${DRVS[me]}"; then
@@ -121,13 +126,136 @@ rping_pair() {
 
 # pingpong SERVER_VM v4|v6 ARGS...: ibv_rc_pingpong with -c (the receiver
 # checks every buffer), QP numbers over TCP on IPv4.
-pingpong() {
-	local srv=$1 gid=$2 idx
-	shift 2
+pingpong() { pingpong_tool ibv_rc_pingpong "$@"; }
+
+# pingpong_tool TOOL SERVER_VM v4|v6 ARGS...: the same for ibv_ud_pingpong,
+# ibv_uc_pingpong or ibv_srq_pingpong.
+pingpong_tool() {
+	local tool=$1 srv=$2 gid=$3 idx
+	shift 3
 	if [ "$gid" = v4 ]; then idx=$G4; else idx=$G6; fi
-	pair "ibv_rc_pingpong -c $* $gid server=vm$srv $(label "$srv")" "$srv" "$T_ONE" \
-		ibv_rc_pingpong -d "$DEV" -g "$idx" -p @PORT@ -c "$@" -- \
-		ibv_rc_pingpong -d "$DEV" -g "$idx" -p @PORT@ -c "$@" "$PEER_V4"
+	pair "$tool -c $* $gid server=vm$srv $(label "$srv")" "$srv" "$T_ONE" \
+		"$tool" -d "$DEV" -g "$idx" -p @PORT@ -c "$@" -- \
+		"$tool" -d "$DEV" -g "$idx" -p @PORT@ -c "$@" "$PEER_V4"
+}
+
+# cm_tool udaddy|ucmatose SERVER_VM v4|v6 ARGS...: librdmacm's UD (udaddy)
+# or connected (ucmatose) ping-pong, the server bound to its address of
+# that family, the client given it. udaddy has no option for its port: it
+# always listens on 7174.
+cm_tool() {
+	local tool=$1 srv=$2 fam=$3 saddr caddr listen=''
+	local -a popt=(-p @PORT@)
+	shift 3
+	if [ "$fam" = v4 ]; then saddr=$MY_V4 caddr=$PEER_V4; else saddr=$MY_V6 caddr=$PEER_V6; fi
+	if [ "$tool" = udaddy ]; then
+		listen=7174
+		popt=()
+	fi
+	PAIR_LISTEN_PORT=$listen \
+		pair "$tool${*:+ $*} $fam server=vm$srv $(label "$srv")" "$srv" "$T_CM" \
+		"$tool" -b "$saddr" "${popt[@]}" "$@" -- \
+		"$tool" -s "$caddr" "${popt[@]}" "$@"
+}
+
+# UD, UC and SRQ: perftest (UD messages stay within the 1024-byte MTU;
+# -n stays below the receives perftest posts, as a UD or UC message that
+# finds none is dropped and the run would wait for it), ibv_ud/uc/srq_pingpong
+# and librdmacm's udaddy and ucmatose, over both GIDs and addresses, the
+# server on either side.
+# A UD or UC SEND lost on the way is never sent again, and ib_send_bw's
+# server then waits for it forever. Unpaced, a sender outruns the receiving
+# guest under TCG and the host drops datagrams between the two QEMUs (seen:
+# several hundred of 4500 frames, none of them counted by either sroce), so
+# SEND bandwidth runs are paced by perftest's software rate limiter.
+PACE=(--rate_limit_type=SW --rate_units=p --rate_limit=500 --burst_size=8)
+# ib_send_bw --use-srq runs before the capture: tshark reassembles a
+# multi-packet RC SEND and reads perftest's random payload as whatever it
+# looks like (once, 200 frames marked malformed as "ethertype:loop").
+srq_perf_ci() {
+	step perf ib_send_bw 1 v4 "$T_ONE" --use-srq -s 4097 -n 200
+	step perf ib_send_bw 0 v6 "$T_ONE" --use-srq -s 65536 -n 20
+}
+ud_uc_srq_ci() {
+	local srv gid other
+	for srv in 1 0; do
+		if [ $srv = 1 ]; then gid=v4 other=v6; else gid=v6 other=v4; fi
+		step perf ib_send_bw "$srv" $gid "$T_ONE" -c UD -s 1024 -n 200 "${PACE[@]}"
+		step perf ib_send_bw "$srv" $other "$T_ONE" -c UD -a -n 20 "${PACE[@]}"
+		step perf ib_send_lat "$srv" $other "$T_ONE" -c UD -n 100
+		step perf ib_send_bw "$srv" $gid "$T_ONE" -c UC -s 4097 -n 200 "${PACE[@]}"
+		step perf ib_write_bw "$srv" $other "$T_ONE" -c UC -s 65536 -n 20
+		step pingpong_tool ibv_ud_pingpong "$srv" $gid -s 1024 -n 20
+		step pingpong_tool ibv_ud_pingpong "$srv" $other -s 1 -n 20
+		step pingpong_tool ibv_uc_pingpong "$srv" $other -s 4096 -n 20
+		step pingpong_tool ibv_srq_pingpong "$srv" $gid -q 4 -s 1500 -n 20
+		step cm_tool udaddy "$srv" v4
+		step cm_tool udaddy "$srv" v6
+		step cm_tool ucmatose "$srv" $gid
+		step mckey_pair "$srv" 239.1.2.$srv
+	done
+}
+
+# mckey_pair RECEIVER_VM GROUP: librdmacm's mckey over IPv4 multicast
+# (Linux 6.1's rdma_cm refuses IPv6 multicast joins on RoCE v2): the
+# receiver joins GROUP and waits for MC_COUNT datagrams, the sender joins
+# it too, once the receiver is in, and sends them. It follows pair()'s
+# protocol, so step() reports and judges it like any other pair.
+MC_COUNT=10
+mckey_pair() {
+	local rcv=$1 grp=$2 id log s rc name
+	RDMA_SEQ=$((RDMA_SEQ + 1))
+	id=$RDMA_SEQ
+	name="mckey $grp receiver=vm$rcv $(label "$rcv")"
+	mkdir -p "$RDMA_SYNC" "$RDMA_LOGS"
+	log=$RDMA_LOGS/$(printf '%03d' "$id")-mckey_$grp
+	s=$(date +%s)
+	if [ "$rcv" = "$RDMA_ME" ]; then
+		log+=.receiver.log
+		timeout -k 3 "$T_CM" stdbuf -oL mckey -m "$grp" -b "$MY_V4" \
+			-C $MC_COUNT -S 100 >"$log" 2>&1 &
+		local pid=$!
+		# Printed once every group is joined and attached.
+		if wait_for 30 grep -q 'receiving data transfers' "$log"; then
+			touch "$RDMA_SYNC/$id.listening"
+		else
+			touch "$RDMA_SYNC/$id.failed"
+		fi
+		wait "$pid"
+		rc=$?
+		wait_for $((T_CM + 60)) test -e "$RDMA_SYNC/$id.done" ||
+			echo "# the sender never finished" >>"$log"
+		PAIR_NAME="$name (receiver)"
+	else
+		log+=.sender.log
+		if ! wait_for $((T_CM + 60)) pair_ready "$id" ||
+			[ -e "$RDMA_SYNC/$id.failed" ]; then
+			echo "# the receiver never joined" >>"$log"
+			rc=125
+		else
+			timeout -k 3 "$T_CM" stdbuf -oL mckey -m "$grp" -b "$MY_V4" \
+				-s -C $MC_COUNT -S 100 >"$log" 2>&1
+			rc=$?
+		fi
+		echo "$rc" >"$RDMA_SYNC/$id.done"
+		PAIR_NAME="$name (sender)"
+	fi
+	PAIR_RC=$rc PAIR_LOG=$log PAIR_T0=$s
+	[ -n "${PAIR_DEFER:-}" ] || pair_report_last
+	[ "$rc" = 0 ]
+}
+
+# The same, smaller, for the debug kernel.
+ud_uc_srq_sweep() {
+	step perf ib_send_bw 1 v4 "$T_ONE" -c UD -s 1024 -n 100 "${PACE[@]}"
+	step perf ib_write_bw 1 v6 "$T_ONE" -c UC -s 65536 -n 10
+	step perf ib_send_bw 0 v6 "$T_ONE" --use-srq -s 4097 -n 50
+	step pingpong_tool ibv_ud_pingpong 1 v6 -s 1024 -n 10
+	step pingpong_tool ibv_uc_pingpong 0 v4 -s 4096 -n 10
+	step pingpong_tool ibv_srq_pingpong 1 v4 -q 4 -s 1500 -n 10
+	step cm_tool udaddy 0 v4
+	step cm_tool ucmatose 1 v6
+	step mckey_pair 1 239.1.3.1
 }
 
 # After a failed run both guests look at what went wrong, and agree:
@@ -233,6 +361,7 @@ elif [ "$MODE" = ci ]; then
 		step perf "$tool" 1 v4 "$T_SWEEP" -a -n 5
 		step perf "$tool" 0 v6 "$T_SWEEP" -a -n 5
 	done
+	srq_perf_ci
 	# What follows is small enough to capture whole: every opcode of
 	# SEND, WRITE, READ, the atomics and ACK, and the MADs of rdma_cm.
 	capture_start
@@ -255,7 +384,11 @@ elif [ "$MODE" = ci ]; then
 	step pingpong 0 v6 -s 1500 -n 10
 	step pingpong 1 v6 -s 1 -n 10 -e -N
 	step pingpong 0 v4 -s 4096 -n 10 -e
+	ud_uc_srq_ci
 	capture_stop
+elif [ "$MODE" = ud ]; then
+	srq_perf_ci
+	ud_uc_srq_ci
 elif [ "$MODE" = sweep ]; then
 	# perftest's -a (up to 8 MiB) takes 3 to 5 minutes per tool in the
 	# debug kernel under TCG; this sweep stops at 64 KiB: one packet, one
@@ -276,6 +409,7 @@ elif [ "$MODE" = sweep ]; then
 	step rping_pair 0 v6
 	step pingpong 1 v6 -s 65536 -n 10
 	step pingpong 0 v4 -s 1 -n 10 -e -N
+	ud_uc_srq_sweep
 else
 	# Every tool once, both GIDs, rdma_cm, both directions, no sweeps
 	# (a sweep takes minutes in the debug kernel); the sizes take in one

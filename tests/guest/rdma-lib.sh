@@ -43,6 +43,17 @@ setup_rdma() {
 	wait_for 20 bash -c "[ \"\$(cat /sys/class/infiniband/$DEV/ports/1/state)\" = '4: ACTIVE' ]"
 }
 
+# teardown_rdma DRIVER: delete $DEV and unload DRIVER's module; both
+# drivers bind UDP 4791, so the next test may then use the other.
+teardown_rdma() {
+	t "rdma link delete $DEV" rdma link delete "$DEV"
+	if [ "$1" = sroce ]; then
+		t "rmmod sroce" rmmod sroce
+	else
+		t "rmmod rdma_rxe" modprobe -r rdma_rxe
+	fi
+}
+
 # The 16-byte GID that an address maps to, as sysfs prints it.
 gid_of() {
 	"${PY:-python3}" -c 'import ipaddress, sys
@@ -112,7 +123,8 @@ first_line() { head -n1 "$1" 2>/dev/null; }
 # a server still running a few seconds after its client ended is killed.
 # Each side reports one TAP line, "NAME (server)" or "NAME (client)", and
 # keeps its output in $RDMA_LOGS. The word @PORT@ in either command becomes
-# a TCP/rdma_cm port of its own for this pair.
+# a TCP/rdma_cm port of its own for this pair; a server with a port of its
+# own that cannot be changed (udaddy) names it in PAIR_LISTEN_PORT.
 # The outcome is left in PAIR_NAME, PAIR_RC, PAIR_LOG and PAIR_T0.
 # A server that had to be killed fails, unless PAIR_LINGER_OK names a
 # command that, given the server's log, accepts it (after a client that
@@ -138,10 +150,10 @@ pair() {
 		# stdbuf: a killed tool's progress still reaches the log.
 		timeout -k 3 "$((secs + 90))" stdbuf -oL "${scmd[@]}" >>"$log" 2>&1 &
 		local pid=$!
-		if pair_wait_listening "$port" "$pid"; then
+		if pair_wait_listening "${PAIR_LISTEN_PORT:-$port}" "$pid"; then
 			touch "$RDMA_SYNC/$id.listening"
 		else
-			echo "# server exited, or not listening on port $port after 30 s" >>"$log"
+			echo "# server exited, or not listening on port ${PAIR_LISTEN_PORT:-$port} after 30 s" >>"$log"
 			touch "$RDMA_SYNC/$id.failed"
 		fi
 		# Until the client is done (bounded by its own timeout plus its
