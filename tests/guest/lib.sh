@@ -81,6 +81,24 @@ guest_barrier() {
 signal() { mkdir -p "$SYNC_DIR" && touch "$SYNC_DIR/$1"; }
 signalled() { test -e "$SYNC_DIR/$1"; }
 
+# kmemleak_clear at the start, kmemleak_check at the end: in the debug
+# kernel (the one with kmemleak) forget what boot leaked, then scan and fail
+# on any report. Two scans: kmemleak reports an object only once it stays
+# unreferenced.
+KMEMLEAK=/sys/kernel/debug/kmemleak
+kmemleak_clear() {
+	[ ! -w $KMEMLEAK ] || echo clear >$KMEMLEAK
+}
+kmemleak_check() {
+	[ -w $KMEMLEAK ] || return 0
+	echo scan >$KMEMLEAK
+	sleep 5
+	echo scan >$KMEMLEAK
+	cp $KMEMLEAK "$SROCE_OUT/kmemleak.txt"
+	t "kmemleak: no leaks" test ! -s "$SROCE_OUT/kmemleak.txt"
+	head -n 60 "$SROCE_OUT/kmemleak.txt" | sed 's/^/# /'
+}
+
 finish() {
 	echo "# $T_FAILED check(s) failed"
 	[ "$T_FAILED" -eq 0 ]

@@ -18,6 +18,10 @@ here=$(dirname "$0")
 DRV0=${1:?usage: nvmeof.sh DRV0 DRV1 [SIZE]}
 DRV1=${2:?usage: nvmeof.sh DRV0 DRV1 [SIZE]}
 SIZE=${3:-256M}
+# The mixed random job moves 16 KiB at a time: at most 32 MiB of it.
+RW_SIZE=$(($(numfmt --from=iec "$SIZE") / 1048576))
+[ "$RW_SIZE" -le 32 ] || RW_SIZE=32
+RW_SIZE=${RW_SIZE}M
 DRVS=("$DRV0" "$DRV1")
 me=$SROCE_VM_INDEX
 T0=$SECONDS
@@ -27,8 +31,7 @@ TARGET=198.18.0.1
 FIO_T=900 FIO_N=0
 [ "${SROCE_KERNEL:-}" != debug ] || FIO_T=2400
 
-KMEMLEAK=/sys/kernel/debug/kmemleak
-[ -w $KMEMLEAK ] && echo clear >$KMEMLEAK
+kmemleak_clear
 
 if setup_rdma "${DRVS[me]}"; then
 	ok "vm$me: ${DRVS[me]} device $DEV up"
@@ -88,19 +91,20 @@ disconnect() {
 	nvme disconnect -n "$NQN" && wait_for 30 bash -c "! grep -qsx $NQN /sys/class/nvme/*/subsysnqn"
 }
 
-# fio_run NAME ARGS...: one fio job on the namespace, verify on.
+# [FIO_SIZE=S] fio_run NAME ARGS...: one fio job on the namespace over S
+# (default SIZE), verify on.
 fio_run() {
-	local name=$1 dev log
+	local name=$1 dev log size=${FIO_SIZE:-$SIZE}
 	shift
 	dev=$(nvme_dev) || { not_ok "fio $name: no namespace"; return; }
 	FIO_N=$((FIO_N + 1))
 	log=$SROCE_OUT/fio-$FIO_N-$name.log
 	if timeout -k 5 "$FIO_T" fio --name="$name" --filename="$dev" \
-		--direct=1 --ioengine=libaio --iodepth=16 --size="$SIZE" \
+		--direct=1 --ioengine=libaio --iodepth=16 --size="$size" \
 		--verify=crc32c --verify_fatal=1 "$@" >"$log" 2>&1; then
-		ok "fio $name $SIZE verify=crc32c on $dev"
+		ok "fio $name $size verify=crc32c on $dev"
 	else
-		not_ok "fio $name $SIZE verify=crc32c on $dev"
+		not_ok "fio $name $size verify=crc32c on $dev"
 		tail -n 30 "$log" | sed 's/^/#   /'
 	fi
 	grep -E '^ +(READ|WRITE):' "$log" | sed 's/^ */# /'
@@ -127,26 +131,13 @@ else
 	t "rmmod nvme-rdma" modprobe -r nvme-rdma
 	t "modprobe nvme-rdma again" modprobe nvme-rdma
 	t "nvme connect after reload" connect
-	fio_run randrw --rw=randrw --bs=16k --size=32M
+	FIO_SIZE=$RW_SIZE fio_run randrw --rw=randrw --bs=16k
 	t "nvme disconnect after reload" disconnect
 	t "rmmod nvme-rdma nvme-fabrics" modprobe -r nvme-rdma nvme-fabrics
 	barrier host-done 120
 fi
 
-t "rdma link delete $DEV" rdma link delete "$DEV"
-# Both drivers bind UDP 4791: unload, so the next script may use the other.
-if [ "${DRVS[me]}" = sroce ]; then
-	t "rmmod sroce" rmmod sroce
-else
-	t "rmmod rdma_rxe" modprobe -r rdma_rxe
-fi
-if [ -w $KMEMLEAK ]; then
-	echo scan >$KMEMLEAK
-	sleep 5
-	echo scan >$KMEMLEAK
-	cp $KMEMLEAK "$SROCE_OUT/kmemleak.txt"
-	t "kmemleak: no leaks" test ! -s "$SROCE_OUT/kmemleak.txt"
-	head -n 60 "$SROCE_OUT/kmemleak.txt" | sed 's/^/# /'
-fi
+teardown_rdma "${DRVS[me]}"
+kmemleak_check
 echo "# nvmeof.sh ${DRV0} ${DRV1}: vm$me took $((SECONDS - T0)) s"
 finish
