@@ -113,6 +113,14 @@ void sroce_dealloc_driver(struct ib_device *ib)
 	netdev_put(sdev->ndev, &sdev->ndev_tracker);
 }
 
+/*
+ * One lock class per xarray: xa_init_flags() would give all three the
+ * same one, and lockdep would then mix up the MR table's lock (process
+ * context) with the AH table's (taken under a QP's lock, any context).
+ */
+static struct lock_class_key sroce_mr_xa_key, sroce_ah_xa_key,
+			     sroce_qp_xa_key;
+
 static struct sroce_dev *sroce_alloc(struct net_device *ndev)
 {
 	struct sroce_dev *sdev;
@@ -129,6 +137,9 @@ static struct sroce_dev *sroce_alloc(struct net_device *ndev)
 	/* The UD send path reads AHs from softirq too. */
 	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_BH);
+	lockdep_set_class(&sdev->mr_xa.xa_lock, &sroce_mr_xa_key);
+	lockdep_set_class(&sdev->ah_xa.xa_lock, &sroce_ah_xa_key);
+	lockdep_set_class(&sdev->qp_xa.xa_lock, &sroce_qp_xa_key);
 	sdev->ndev = ndev;
 	netdev_hold(ndev, &sdev->ndev_tracker, GFP_KERNEL);
 	spin_lock_init(&sdev->port_lock);
