@@ -104,8 +104,9 @@ void sroce_dealloc_driver(struct ib_device *ib)
 	list_del(&sdev->list);
 	mutex_unlock(&sroce_devs_lock);
 	WARN_ON(!xa_empty(&sdev->mr_xa) || !xa_empty(&sdev->ah_xa) ||
-		!xa_empty(&sdev->qp_xa));
+		!xa_empty(&sdev->qp_xa) || !xa_empty(&sdev->mw_xa));
 	xa_destroy(&sdev->mr_xa);
+	xa_destroy(&sdev->mw_xa);
 	xa_destroy(&sdev->ah_xa);
 	xa_destroy(&sdev->qp_xa);
 	sroce_mcast_cleanup(sdev);
@@ -114,12 +115,12 @@ void sroce_dealloc_driver(struct ib_device *ib)
 }
 
 /*
- * One lock class per xarray: xa_init_flags() would give all three the
+ * One lock class per xarray: xa_init_flags() would give them all the
  * same one, and lockdep would then mix up the MR table's lock (process
  * context) with the AH table's (taken under a QP's lock, any context).
  */
 static struct lock_class_key sroce_mr_xa_key, sroce_ah_xa_key,
-			     sroce_qp_xa_key;
+			     sroce_qp_xa_key, sroce_mw_xa_key;
 
 static struct sroce_dev *sroce_alloc(struct net_device *ndev)
 {
@@ -134,12 +135,15 @@ static struct sroce_dev *sroce_alloc(struct net_device *ndev)
 		return NULL;
 	}
 	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC1);
+	xa_init_flags(&sdev->mw_xa, XA_FLAGS_ALLOC);
 	/* The UD send path reads AHs from softirq too. */
 	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_BH);
 	lockdep_set_class(&sdev->mr_xa.xa_lock, &sroce_mr_xa_key);
 	lockdep_set_class(&sdev->ah_xa.xa_lock, &sroce_ah_xa_key);
 	lockdep_set_class(&sdev->qp_xa.xa_lock, &sroce_qp_xa_key);
+	lockdep_set_class(&sdev->mw_xa.xa_lock, &sroce_mw_xa_key);
+	spin_lock_init(&sdev->mw_lock);
 	sdev->ndev = ndev;
 	netdev_hold(ndev, &sdev->ndev_tracker, GFP_KERNEL);
 	spin_lock_init(&sdev->port_lock);

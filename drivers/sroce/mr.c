@@ -166,30 +166,87 @@ static struct sroce_mr *sroce_mr_get_for(struct ib_pd *pd, u32 key, u64 va,
 	return mr;
 }
 
-/**
- * sroce_mr_copy_rkey() - copy between the MR a key names and a packet
- * @pd: the QP's PD; the MR must belong to it
- * @rkey: lkey or rkey
- * @va: first MR address
- * @len: bytes
- * @need: IB_ACCESS_* rights the access needs
- * @c: the other side of the copy
- *
- * Return: 0; -EINVAL for an unknown key, -EACCES for a foreign PD or a
- * missing right, -ERANGE when out of bounds. Nothing is copied on error.
+/*
+ * The MR behind an rkey @qp received, held, with *@err as above: an MR's
+ * key, or a memory window's, which resolves to the MR it is bound to.
  */
-int sroce_mr_copy_rkey(struct ib_pd *pd, u32 rkey, u64 va, u32 len, int need,
-		       struct sroce_copy *c)
+static struct sroce_mr *sroce_rkey_get(struct sroce_qp *qp, u32 rkey, u64 va,
+				       u32 len, int need, int *err)
+{
+	if (sroce_key_is_mw(rkey))
+		return sroce_mw_get_mr(qp, rkey, va, len, need, err);
+	return sroce_mr_get_for(qp->ibqp.pd, rkey, va, len, need, err);
+}
+
+/**
+ * sroce_rkey_check() - may @qp use @rkey for @need on [@va, @va + @len)
+ * @qp: the responder's QP
+ * @rkey: an MR's or a memory window's rkey
+ * @va: first address
+ * @len: bytes; 0 is always allowed
+ * @need: IB_ACCESS_REMOTE_* rights
+ *
+ * Return: 0, or -EACCES / -ERANGE (an unknown key is -EACCES).
+ */
+int sroce_rkey_check(struct sroce_qp *qp, u32 rkey, u64 va, u32 len, int need)
 {
 	struct sroce_mr *mr;
 	int err;
 
-	mr = sroce_mr_get_for(pd, rkey, va, len, need, &err);
+	if (!len)
+		return 0;
+	mr = sroce_rkey_get(qp, rkey, va, len, need, &err);
 	if (!mr)
-		return -EINVAL;
+		return -EACCES;
+	sroce_mr_put(mr);
+	return err;
+}
+
+/* Copy between @mr (held, checked) and @c. */
+static void sroce_mr_xfer_put(struct sroce_mr *mr, u64 va, u32 len, int err,
+			      struct sroce_copy *c)
+{
 	if (!err && len)
 		sroce_mr_xfer(mr, va, len, c);
 	sroce_mr_put(mr);
+}
+
+/**
+ * sroce_mr_copy_rkey() - copy between the memory an rkey names and a packet
+ * @qp: the QP the rkey arrived on; the MR or window must allow it
+ * @rkey: an MR's or a memory window's rkey
+ * @va: first address
+ * @len: bytes
+ * @need: IB_ACCESS_REMOTE_* rights the access needs
+ * @c: the other side of the copy
+ *
+ * Return: 0; -EINVAL for an unknown key, -EACCES for a foreign PD or QP or
+ * a missing right, -ERANGE when out of bounds. Nothing is copied on error.
+ */
+int sroce_mr_copy_rkey(struct sroce_qp *qp, u32 rkey, u64 va, u32 len,
+		       int need, struct sroce_copy *c)
+{
+	struct sroce_mr *mr;
+	int err;
+
+	mr = sroce_rkey_get(qp, rkey, va, len, need, &err);
+	if (!mr)
+		return -EINVAL;
+	sroce_mr_xfer_put(mr, va, len, err, c);
+	return err;
+}
+
+/* The same for an lkey of @pd: never a window's key. */
+static int sroce_mr_copy_lkey(struct ib_pd *pd, u32 lkey, u64 va, u32 len,
+			      int need, struct sroce_copy *c)
+{
+	struct sroce_mr *mr;
+	int err;
+
+	mr = sroce_mr_get_for(pd, lkey, va, len, need, &err);
+	if (!mr)
+		return -EINVAL;
+	sroce_mr_xfer_put(mr, va, len, err, c);
 	return err;
 }
 
@@ -227,9 +284,9 @@ u64 sroce_atomic_op(u64 *p, u8 op, u64 a, u64 b)
 EXPORT_SYMBOL_IF_KUNIT(sroce_atomic_op);
 
 /**
- * sroce_mr_atomic() - an 8-byte atomic operation on the MR an rkey names
- * @pd: the QP's PD; the MR must belong to it
- * @rkey: the rkey
+ * sroce_mr_atomic() - an 8-byte atomic operation on the memory an rkey names
+ * @qp: the QP the request arrived on
+ * @rkey: an MR's or a memory window's rkey
  * @va: the address, 8-byte aligned
  * @op: as for sroce_atomic_op(); ATOMIC WRITE needs remote write, the
  *	others remote atomic access
@@ -241,8 +298,8 @@ EXPORT_SYMBOL_IF_KUNIT(sroce_atomic_op);
  * sroce_mr_copy_rkey(), -EFAULT when the word is not 8-byte aligned in
  * memory (an MR whose iova and pages disagree in their low bits).
  */
-int sroce_mr_atomic(struct ib_pd *pd, u32 rkey, u64 va, u8 op, u64 a, u64 b,
-		    u64 *orig)
+int sroce_mr_atomic(struct sroce_qp *qp, u32 rkey, u64 va, u8 op, u64 a,
+		    u64 b, u64 *orig)
 {
 	int need = op == SROCE_OP_ATOMIC_WRITE ? IB_ACCESS_REMOTE_WRITE :
 						 IB_ACCESS_REMOTE_ATOMIC;
@@ -251,7 +308,7 @@ int sroce_mr_atomic(struct ib_pd *pd, u32 rkey, u64 va, u8 op, u64 a, u64 b,
 	u64 *p, off;
 	int err;
 
-	mr = sroce_mr_get_for(pd, rkey, va, sizeof(u64), need, &err);
+	mr = sroce_rkey_get(qp, rkey, va, sizeof(u64), need, &err);
 	if (!mr)
 		return -EINVAL;
 	if (err)
@@ -290,6 +347,7 @@ out:
  *
  * Return: 0, or the error of the first SGE that fails (see
  * sroce_mr_copy_rkey()); -ERANGE when the list is shorter than asked.
+ * Window keys are never lkeys: they are unknown here.
  */
 int sroce_sge_copy(struct ib_pd *pd, const struct ib_sge *sge, u32 num_sge,
 		   u32 off, u32 len, int need, struct sroce_copy *c)
@@ -305,7 +363,7 @@ int sroce_sge_copy(struct ib_pd *pd, const struct ib_sge *sge, u32 num_sge,
 			continue;
 		}
 		n = min(sge[i].length - off, len);
-		err = sroce_mr_copy_rkey(pd, sge[i].lkey, sge[i].addr + off, n,
+		err = sroce_mr_copy_lkey(pd, sge[i].lkey, sge[i].addr + off, n,
 					 need, c);
 		if (err)
 			return err;
@@ -475,6 +533,16 @@ int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct sroce_dev *sdev = to_sdev(ibmr->device);
 	struct sroce_mr *mr = to_smr(ibmr);
+	unsigned long flags;
+
+	/* IBTA: not while windows are bound to it; no bind starts after. */
+	spin_lock_irqsave(&sdev->mw_lock, flags);
+	if (mr->nr_mw) {
+		spin_unlock_irqrestore(&sdev->mw_lock, flags);
+		return -EBUSY;
+	}
+	mr->dying = true;
+	spin_unlock_irqrestore(&sdev->mw_lock, flags);
 
 	xa_erase(&sdev->mr_xa, sroce_key_index(mr->ibmr.lkey));
 	sroce_mr_put(mr);

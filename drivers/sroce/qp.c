@@ -313,11 +313,6 @@ static size_t sroce_sq_elem(u32 max_sge, u32 max_inline)
 	       max_t(size_t, max_sge * sizeof(struct rxe_sge), max_inline);
 }
 
-static size_t sroce_rq_elem(u32 max_sge)
-{
-	return sizeof(struct rxe_recv_wqe) + max_sge * sizeof(struct rxe_sge);
-}
-
 static int sroce_qp_check_init(struct ib_qp_init_attr *init)
 {
 	struct ib_qp_cap *c = &init->cap;
@@ -370,7 +365,7 @@ static int sroce_qp_queues(struct sroce_qp *qp, struct ib_qp_init_attr *init,
 		c->max_recv_sge = 0;
 	} else {
 		err = sroce_queue_geom(max_t(u32, c->max_recv_wr, 1),
-				       sroce_rq_elem(c->max_recv_sge),
+				       sroce_recv_elem(c->max_recv_sge),
 				       SROCE_MAX_QP_WR, &rg);
 		if (err)
 			return err;
@@ -383,10 +378,8 @@ static int sroce_qp_queues(struct sroce_qp *qp, struct ib_qp_init_attr *init,
 				avail / sizeof(struct rxe_sge));
 	c->max_inline_data = min_t(size_t, SROCE_MAX_INLINE, avail);
 	if (!init->srq) {
-		avail = (1UL << rg.log2_elem) - sizeof(struct rxe_recv_wqe);
 		c->max_recv_wr = rg.num_slots - 1;
-		c->max_recv_sge = min_t(size_t, SROCE_MAX_SGE,
-					avail / sizeof(struct rxe_sge));
+		c->max_recv_sge = sroce_recv_slot_sge(&rg);
 	}
 
 	qp->swqe_size = ALIGN(sizeof(struct sroce_swqe) +

@@ -141,6 +141,24 @@ static bool sroce_wr_supported(struct sroce_qp *qp, u32 op)
 }
 
 /*
+ * Local WQEs: LOCAL_INV on any QP; fast registration only for kernel
+ * consumers (the WR holds a pointer); window binds for user RC and UC QPs
+ * (the kernel has no bind WR).
+ */
+static bool sroce_wr_local_ok(struct sroce_qp *qp, u32 op)
+{
+	switch (op) {
+	case IB_WR_LOCAL_INV:
+		return true;
+	case IB_WR_REG_MR:
+		return !qp->user;
+	case IB_WR_BIND_MW:
+		return qp->user && !sroce_qp_is_ud(qp);
+	}
+	return false;
+}
+
+/*
  * Copy one WQE out of the SQ ring and validate the copy. A WQE that fails
  * is kept with its error status and completes in error, in order.
  */
@@ -161,14 +179,20 @@ static void sroce_req_copy_wqe(struct sroce_qp *qp, u32 i)
 	w->rkey = READ_ONCE(u->wr.wr.rdma.rkey);
 	w->imm = READ_ONCE(u->wr.ex.imm_data);
 
-	/* Fast registration only for kernel consumers: the WR holds a pointer. */
 	if (!sroce_wr_supported(qp, w->opcode) &&
-	    !(sroce_wr_local(w->opcode) &&
-	      (w->opcode == IB_WR_LOCAL_INV || !qp->user))) {
+	    !sroce_wr_local_ok(qp, w->opcode)) {
 		w->bad = IB_WC_LOC_QP_OP_ERR;
 		return;
 	}
 	switch (w->opcode) {
+	case IB_WR_BIND_MW:
+		w->bind.addr = READ_ONCE(u->wr.wr.mw.addr);
+		w->bind.length = READ_ONCE(u->wr.wr.mw.length);
+		w->bind.mr_lkey = READ_ONCE(u->wr.wr.mw.mr_lkey);
+		w->bind.mw_rkey = READ_ONCE(u->wr.wr.mw.mw_rkey);
+		w->bind.rkey = READ_ONCE(u->wr.wr.mw.rkey);
+		w->bind.access = READ_ONCE(u->wr.wr.mw.access);
+		return;
 	case IB_WR_REG_MR:
 		w->reg_mr = to_smr(u->wr.wr.reg.mr);
 		w->rkey = u->wr.wr.reg.key;
@@ -346,22 +370,27 @@ static u16 sroce_ud_sport(struct sroce_qp *qp, struct sroce_swqe *w)
 }
 
 /*
- * Execute a local WQE (fast registration, local invalidation) when the
- * requester reaches it, in SQ order. It has no packets: it completes with
- * the packets before it, at once if they are all acknowledged. Caller
- * holds sq_lock. Return: true when it failed and must complete in error
- * now.
+ * Execute a local WQE (fast registration, local invalidation, window bind)
+ * when the requester reaches it, in SQ order. It has no packets: it
+ * completes with the packets before it, at once if they are all
+ * acknowledged. Caller holds sq_lock. Return: true when it failed and must
+ * complete in error now.
  */
 static bool sroce_req_local(struct sroce_qp *qp, struct sroce_swqe *w)
 {
+	enum ib_wc_status st = IB_WC_LOC_PROT_ERR;
 	int err = 0;
 
 	if (!w->started) {
-		if (w->opcode == IB_WR_REG_MR)
+		if (w->opcode == IB_WR_REG_MR) {
 			err = sroce_mr_fast_reg(qp->ibqp.pd, w->reg_mr, w->rkey,
 						w->reg_access);
-		else
-			err = sroce_mr_invalidate(qp->ibqp.pd, w->rkey);
+		} else if (w->opcode == IB_WR_BIND_MW) {
+			err = sroce_mw_bind(qp, &w->bind);
+			st = IB_WC_MW_BIND_ERR;
+		} else {
+			err = sroce_invalidate(qp, w->rkey, false);
+		}
 		w->started = 1;
 		w->sent = 1;
 		w->done = 1;
@@ -369,7 +398,7 @@ static bool sroce_req_local(struct sroce_qp *qp, struct sroce_swqe *w)
 		w->last_psn = sroce_psn_add(qp->req_psn, -1);
 	}
 	if (err) {
-		w->bad = IB_WC_LOC_PROT_ERR;
+		w->bad = st;
 		return qp->req_cur == qp->sq.cons;
 	}
 	qp->req_cur = sroce_q_next(qp->req_cur, qp->sq.index_mask);
@@ -546,20 +575,21 @@ again:
 			fail = true;
 		goto out;
 	}
-	if (sroce_qp_unacked(qp)) {
-		/* Nothing to acknowledge: done once sent. */
+	/* Nothing to acknowledge on UD and UC: done once sent. */
+	if (sroce_qp_unacked(qp))
 		qp->una_psn = qp->req_psn;
-	} else if (sroce_psn_diff(qp->req_psn, qp->una_psn) >= SROCE_WINDOW) {
-		goto out;
-	}
 	if (!w->started && (w->flags & IB_SEND_FENCE) && qp->rd_outstanding)
 		goto out;
+	/* Local WQEs send nothing: the PSN window does not hold them up. */
 	if (sroce_wr_local(w->opcode)) {
 		fail = sroce_req_local(qp, w);
 		if (!w->bad)
 			goto again;
 		goto out;
 	}
+	if (!sroce_qp_unacked(qp) &&
+	    sroce_psn_diff(qp->req_psn, qp->una_psn) >= SROCE_WINDOW)
+		goto out;
 	/*
 	 * A READ request or an atomic not sent before needs a responder
 	 * resource.

@@ -341,7 +341,7 @@ static int sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		}
 		/* The data is placed; the key goes before the completion. */
 		if (inv) {
-			if (sroce_mr_invalidate(qp->ibqp.pd, pkt->ieth)) {
+			if (sroce_invalidate(qp, pkt->ieth, true)) {
 				*nak = SROCE_AETH_NAK_INVALID;
 				sroce_resp_fail_rwqe(qp, IB_WC_REM_INV_REQ_ERR);
 				return -EINVAL;
@@ -355,25 +355,13 @@ static int sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	return 0;
 }
 
-/* Check that the QP and the MR an rkey names allow @need on the range. */
+/* Check that the QP and the MR or window an rkey names allow @need. */
 static int sroce_resp_rkey_ok(struct sroce_qp *qp, u32 rkey, u64 va, u32 len,
 			      int need)
 {
-	struct sroce_mr *mr;
-	int err;
-
 	if (!(qp->access & need))
 		return -EACCES;
-	if (!len)
-		return 0;
-	mr = sroce_mr_get(qp->sdev, rkey);
-	if (!mr)
-		return -EACCES;
-	err = mr->ibmr.pd != qp->ibqp.pd ? -EACCES :
-	      sroce_mr_access_ok(mr->iova, mr->length, mr->access, va, len,
-				 need);
-	sroce_mr_put(mr);
-	return err;
+	return sroce_rkey_check(qp, rkey, va, len, need);
 }
 
 static int sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
@@ -420,7 +408,7 @@ static int sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	c.crc = sroce_pkt_icrc_copy(pkt, &crc);
 	if (pkt->paylen) {
 		/* Looked up per packet: a deregistered MR stops the write. */
-		err = sroce_mr_copy_rkey(qp->ibqp.pd, qp->wr_rkey,
+		err = sroce_mr_copy_rkey(qp, qp->wr_rkey,
 					 qp->wr_va + qp->rcv_off, pkt->paylen,
 					 IB_ACCESS_REMOTE_WRITE, &c);
 		if (err)
@@ -521,7 +509,7 @@ static int sroce_resp_atomic(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		*nak = SROCE_AETH_NAK_REM_ACC;
 		return -EACCES;
 	}
-	err = sroce_mr_atomic(qp->ibqp.pd, rkey, va, op, a, b, &j.va);
+	err = sroce_mr_atomic(qp, rkey, va, op, a, b, &j.va);
 	if (err == -EFAULT)
 		goto invalid;
 	if (err) {
@@ -976,7 +964,7 @@ static struct sk_buff *sroce_resp_read_pkt(struct sroce_qp *qp,
 	crc = sroce_pkt_icrc_start(skb, p);
 	c.buf = p;
 	c.crc = &crc;
-	if (paylen && sroce_mr_copy_rkey(qp->ibqp.pd, j->rkey, j->va + j->off,
+	if (paylen && sroce_mr_copy_rkey(qp, j->rkey, j->va + j->off,
 					 paylen, IB_ACCESS_REMOTE_READ, &c)) {
 		kfree_skb(skb);
 		return NULL;

@@ -54,7 +54,14 @@ enum sroce_limits {
 };
 
 #define SROCE_MAX_MR_SIZE	BIT_ULL(40)
-#define SROCE_MAX_MR_INDEX	0xffffff	/* 24 bits of a key */
+/*
+ * Key indices (24 bits): MRs take the lower half and memory windows the
+ * upper half, so one look at a key tells which table to search, and an MW
+ * rkey can never be used as an lkey.
+ */
+#define SROCE_MAX_MR_INDEX	0x7fffff
+#define SROCE_MIN_MW_INDEX	0x800000
+#define SROCE_MAX_MW_INDEX	0xffffff
 #define SROCE_PAGE_SIZE_CAP	0xfffff000ULL
 
 /* Objects counted against the limits above. */
@@ -66,6 +73,7 @@ enum sroce_res {
 	SROCE_RES_AH,
 	SROCE_RES_QP,
 	SROCE_RES_SRQ,
+	SROCE_RES_MW,
 	SROCE_RES_NUM,
 };
 
@@ -114,6 +122,9 @@ struct sroce_dev {
 	struct xarray		mr_xa;		/* key index -> MR, RCU readers */
 	u32			mr_next;	/* cyclic index allocation */
 	atomic_t		key_seq;	/* source of key bytes */
+	struct xarray		mw_xa;		/* key index -> MW, RCU readers */
+	u32			mw_next;	/* cyclic index allocation */
+	spinlock_t		mw_lock;	/* sroce_mr.nr_mw and .dying */
 	struct xarray		ah_xa;		/* ah_num -> AH */
 	struct xarray		qp_xa;		/* QPN -> QP, RCU readers */
 	u32			qp_next;	/* cyclic QPN allocation */
@@ -206,7 +217,44 @@ struct sroce_mr {
 	u64			length;
 	refcount_t		users;		/* 1 + in-flight users */
 	struct completion	idle;		/* users reached 0 */
+	/* Under sdev->mw_lock: windows bound to it refuse its dereg. */
+	u32			nr_mw;
+	bool			dying;
 	struct rcu_head		rcu;
+};
+
+/*
+ * A memory window. ib_core frees the ib_mw as soon as dealloc_mw returns,
+ * so the state the data path looks up under RCU lives apart and is freed
+ * after a grace period.
+ */
+struct sroce_mw {
+	spinlock_t		lock;		/* everything below */
+	struct ib_pd		*pd;
+	u32			key;		/* its rkey now; 0 once freed */
+	u8			type;		/* IB_MW_TYPE_1 or IB_MW_TYPE_2 */
+	bool			bound;		/* a binding with length > 0 */
+	u32			qpn;		/* type 2: the QP it is bound to */
+	struct sroce_mr		*mr;		/* bound: counted in mr->nr_mw */
+	u64			iova;
+	u64			length;
+	int			access;
+	struct rcu_head		rcu;
+};
+
+struct sroce_ibmw {
+	struct ib_mw		ibmw;
+	struct sroce_mw		*mw;
+};
+
+/* A bind work request, as copied out of the SQ (rxe's wr.mw). */
+struct sroce_mw_bind {
+	u64			addr;
+	u64			length;
+	u32			mr_lkey;
+	u32			mw_rkey;	/* names the window (index) */
+	u32			rkey;		/* its key after the bind */
+	int			access;
 };
 
 static inline struct sroce_mr *to_smr(struct ib_mr *ibmr)
@@ -254,7 +302,8 @@ static inline struct sroce_cq *to_scq(struct ib_cq *ibcq)
  */
 static inline bool sroce_wr_local(u32 wr_opcode)
 {
-	return wr_opcode == IB_WR_REG_MR || wr_opcode == IB_WR_LOCAL_INV;
+	return wr_opcode == IB_WR_REG_MR || wr_opcode == IB_WR_LOCAL_INV ||
+	       wr_opcode == IB_WR_BIND_MW;
 }
 
 static inline bool sroce_wr_waits(u32 wr_opcode)
@@ -301,9 +350,14 @@ struct sroce_swqe {
 	u8		bad;		/* failed validation: WC status */
 	struct sroce_mr	*reg_mr;	/* REG_MR (kernel QPs): the MR */
 	int		reg_access;	/* REG_MR: its rights; key in rkey */
-	u32		dqpn;		/* UD: destination QP */
-	u32		qkey;		/* UD: Q_Key to send */
-	struct rxe_av	av;		/* UD: where to */
+	union {
+		struct {
+			u32		dqpn;	/* UD: destination QP */
+			u32		qkey;	/* UD: Q_Key to send */
+			struct rxe_av	av;	/* UD: where to */
+		};
+		struct sroce_mw_bind	bind;	/* BIND_MW */
+	};
 	union {
 		DECLARE_FLEX_ARRAY(struct ib_sge, sge);
 		DECLARE_FLEX_ARRAY(u8, inline_data);
@@ -545,6 +599,20 @@ static inline void *sroce_queue_slot(const struct sroce_queue *q, u32 i)
 	return q->buf->data + ((size_t)(i & q->index_mask) << q->log2_elem);
 }
 
+/* The size of a receive WQE (RQ or SRQ slot) with @max_sge SGEs. */
+static inline size_t sroce_recv_elem(u32 max_sge)
+{
+	return sizeof(struct rxe_recv_wqe) + max_sge * sizeof(struct rxe_sge);
+}
+
+/* The SGEs a receive slot of @g holds, capped at the device limit. */
+static inline u32 sroce_recv_slot_sge(const struct sroce_queue_geom *g)
+{
+	return min_t(size_t, SROCE_MAX_SGE,
+		     ((1UL << g->log2_elem) - sizeof(struct rxe_recv_wqe)) /
+		     sizeof(struct rxe_sge));
+}
+
 /* cq.c */
 int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		    struct ib_udata *udata);
@@ -578,10 +646,27 @@ int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 int sroce_sge_copy(struct ib_pd *pd, const struct ib_sge *sge, u32 num_sge,
 		   u32 off, u32 len, int need, struct sroce_copy *c);
 u64 sroce_atomic_op(u64 *p, u8 op, u64 a, u64 b);
-int sroce_mr_atomic(struct ib_pd *pd, u32 rkey, u64 va, u8 op, u64 a, u64 b,
-		    u64 *orig);
-int sroce_mr_copy_rkey(struct ib_pd *pd, u32 rkey, u64 va, u32 len, int need,
-		       struct sroce_copy *c);
+int sroce_mr_atomic(struct sroce_qp *qp, u32 rkey, u64 va, u8 op, u64 a,
+		    u64 b, u64 *orig);
+int sroce_mr_copy_rkey(struct sroce_qp *qp, u32 rkey, u64 va, u32 len,
+		       int need, struct sroce_copy *c);
+int sroce_rkey_check(struct sroce_qp *qp, u32 rkey, u64 va, u32 len,
+		     int need);
+
+/* mw.c */
+int sroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int sroce_dealloc_mw(struct ib_mw *ibmw);
+int sroce_mw_bind_check(u8 type, bool bound, const struct sroce_mw_bind *b,
+			u64 mr_iova, u64 mr_len, int mr_access);
+int sroce_mw_bind(struct sroce_qp *qp, const struct sroce_mw_bind *b);
+struct sroce_mr *sroce_mw_get_mr(struct sroce_qp *qp, u32 rkey, u64 va,
+				 u64 len, int need, int *err);
+int sroce_invalidate(struct sroce_qp *qp, u32 key, bool remote);
+
+static inline bool sroce_key_is_mw(u32 key)
+{
+	return (key >> 8) >= SROCE_MIN_MW_INDEX;
+}
 
 /* ah.c */
 extern const struct ib_device_ops sroce_ah_ops;

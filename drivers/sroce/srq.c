@@ -11,22 +11,9 @@
 
 #include "sroce.h"
 
-static size_t sroce_srq_elem(u32 max_sge)
-{
-	return sizeof(struct rxe_recv_wqe) + max_sge * sizeof(struct rxe_sge);
-}
-
 static u32 sroce_srq_prod(struct sroce_srq *srq)
 {
 	return srq->user ? sroce_queue_user_prod(&srq->q) : srq->q.prod;
-}
-
-/* The SGEs a slot of @g holds, capped at the device limit. */
-static u32 sroce_srq_slot_sge(const struct sroce_queue_geom *g)
-{
-	return min_t(size_t, SROCE_MAX_SGE,
-		     ((1UL << g->log2_elem) - sizeof(struct rxe_recv_wqe)) /
-		     sizeof(struct rxe_sge));
 }
 
 int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
@@ -47,7 +34,7 @@ int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		return -EINVAL;
 	if (udata && udata->outlen < sizeof(resp))
 		return -EINVAL;
-	err = sroce_queue_geom(a->max_wr, sroce_srq_elem(a->max_sge),
+	err = sroce_queue_geom(a->max_wr, sroce_recv_elem(a->max_sge),
 			       SROCE_MAX_SRQ_WR, &g);
 	if (err)
 		return err;
@@ -64,7 +51,7 @@ int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		goto err_res;
 	/* Report what the slots really hold; the provider uses these. */
 	a->max_wr = g.num_slots - 1;
-	a->max_sge = sroce_srq_slot_sge(&g);
+	a->max_sge = sroce_recv_slot_sge(&g);
 	srq->max_sge = a->max_sge;
 	if (udata) {
 		resp.srq_num = atomic_inc_return(&sdev->srq_seq);
@@ -103,7 +90,7 @@ static int sroce_srq_resize(struct sroce_srq *srq, u32 max_wr,
 		if (err)
 			return err;
 	}
-	err = sroce_queue_geom(max_wr, sroce_srq_elem(srq->max_sge),
+	err = sroce_queue_geom(max_wr, sroce_recv_elem(srq->max_sge),
 			       SROCE_MAX_SRQ_WR, &g);
 	if (err)
 		return err;

@@ -17,6 +17,7 @@ static const u32 sroce_res_max[SROCE_RES_NUM] = {
 	[SROCE_RES_AH]		= SROCE_MAX_AH,
 	[SROCE_RES_QP]		= SROCE_MAX_QP,
 	[SROCE_RES_SRQ]		= SROCE_MAX_SRQ,
+	[SROCE_RES_MW]		= SROCE_MAX_MW,
 };
 
 /**
@@ -61,7 +62,9 @@ static int sroce_query_device(struct ib_device *ib, struct ib_device_attr *a,
 			      IB_DEVICE_PORT_ACTIVE_EVENT |
 			      IB_DEVICE_RC_RNR_NAK_GEN |
 			      IB_DEVICE_SRQ_RESIZE |
-			      IB_DEVICE_MEM_MGT_EXTENSIONS | BIT_ULL(40);
+			      IB_DEVICE_MEM_MGT_EXTENSIONS |
+			      IB_DEVICE_MEM_WINDOW |
+			      IB_DEVICE_MEM_WINDOW_TYPE_2B | BIT_ULL(40);
 	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	a->max_send_sge = SROCE_MAX_SGE;
 	a->max_recv_sge = SROCE_MAX_SGE;
@@ -69,7 +72,7 @@ static int sroce_query_device(struct ib_device *ib, struct ib_device_attr *a,
 	a->max_cq = SROCE_MAX_CQ;
 	a->max_cqe = SROCE_MAX_CQE;
 	a->max_mr = SROCE_MAX_MR;
-	/* Memory windows: not yet. */
+	a->max_mw = SROCE_MAX_MW;
 	a->max_fast_reg_page_list_len = SROCE_MAX_FAST_REG_PAGES;
 	a->max_pd = SROCE_MAX_PD;
 	a->max_qp_rd_atom = SROCE_MAX_QP_RD_ATOM;
@@ -257,6 +260,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 
 	.alloc_hw_port_stats = sroce_alloc_port_stats,
 	.alloc_mr = sroce_alloc_mr,
+	.alloc_mw = sroce_alloc_mw,
 	.alloc_pd = sroce_alloc_pd,
 	.alloc_ucontext = sroce_alloc_ucontext,
 	.attach_mcast = sroce_attach_mcast,
@@ -264,6 +268,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.create_qp = sroce_create_qp,
 	.create_srq = sroce_create_srq,
 	.dealloc_driver = sroce_dealloc_driver,
+	.dealloc_mw = sroce_dealloc_mw,
 	.dealloc_pd = sroce_dealloc_pd,
 	.dealloc_ucontext = sroce_dealloc_ucontext,
 	.dereg_mr = sroce_dereg_mr,
@@ -297,6 +302,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.resize_cq = sroce_resize_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_cq, sroce_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_mw, sroce_ibmw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, sroce_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, sroce_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, sroce_srq, ibsrq),

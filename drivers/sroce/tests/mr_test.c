@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-/* KUnit: MR permission and bounds checks, copies across pages with CRC. */
+/*
+ * KUnit: MR permission and bounds checks, copies across pages with CRC,
+ * memory window bind rules.
+ */
 #include <kunit/test.h>
 #include <linux/crc32.h>
 #include <linux/highmem.h>
@@ -218,12 +221,102 @@ static void mr_fast_reg(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, buf[5999], (u8)(5999 * 7 + 1));
 }
 
+/* IBTA's bind rules, one broken at a time from a bind that passes. */
+static void mw_bind_rules(struct kunit *test)
+{
+	const int mra = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_MW_BIND;
+	const u64 base = 0x10000, len = 0x4000;
+	const u32 key = sroce_key_make(SROCE_MIN_MW_INDEX + 5, 0x17);
+	struct sroce_mw_bind ok = {
+		.addr = base + 0x1000, .length = 0x1000, .mw_rkey = key,
+		.rkey = key + 1,
+		.access = IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ |
+			  IB_ACCESS_REMOTE_ATOMIC,
+	};
+	struct sroce_mw_bind b;
+
+	KUNIT_EXPECT_EQ(test, sroce_mw_bind_check(IB_MW_TYPE_1, false, &ok,
+						  base, len, mra), 0);
+	KUNIT_EXPECT_EQ(test, sroce_mw_bind_check(IB_MW_TYPE_2, false, &ok,
+						  base, len, mra), 0);
+	/* Type 1 binds again while bound; type 2 must be free. */
+	KUNIT_EXPECT_EQ(test, sroce_mw_bind_check(IB_MW_TYPE_1, true, &ok,
+						  base, len, mra), 0);
+	KUNIT_EXPECT_EQ(test, sroce_mw_bind_check(IB_MW_TYPE_2, true, &ok,
+						  base, len, mra), -EINVAL);
+	/* Length 0: a type 1 unbind, whatever the MR; type 2 refuses. */
+	b = ok;
+	b.length = 0;
+	KUNIT_EXPECT_EQ(test, sroce_mw_bind_check(IB_MW_TYPE_1, true, &b,
+						  0, 0, 0), 0);
+	KUNIT_EXPECT_EQ(test, sroce_mw_bind_check(IB_MW_TYPE_2, false, &b,
+						  base, len, mra), -EINVAL);
+	/* The MR must allow binding (C10-73). */
+	KUNIT_EXPECT_EQ(test, sroce_mw_bind_check(IB_MW_TYPE_1, false, &ok,
+						  base, len,
+						  IB_ACCESS_LOCAL_WRITE),
+			-EINVAL);
+	/* Remote write or atomic needs the MR's local write (C10-74)... */
+	KUNIT_EXPECT_EQ(test, sroce_mw_bind_check(IB_MW_TYPE_1, false, &ok,
+						  base, len,
+						  IB_ACCESS_MW_BIND), -EINVAL);
+	b = ok;
+	b.access = IB_ACCESS_REMOTE_ATOMIC;
+	KUNIT_EXPECT_EQ(test, sroce_mw_bind_check(IB_MW_TYPE_2, false, &b,
+						  base, len,
+						  IB_ACCESS_MW_BIND), -EINVAL);
+	/* ...remote read does not. */
+	b.access = IB_ACCESS_REMOTE_READ;
+	KUNIT_EXPECT_EQ(test, sroce_mw_bind_check(IB_MW_TYPE_2, false, &b,
+						  base, len,
+						  IB_ACCESS_MW_BIND), 0);
+	/* Inside the MR (C10-75), at both ends, overflow-safe. */
+	b = ok;
+	b.addr = base;
+	b.length = len;
+	KUNIT_EXPECT_EQ(test, sroce_mw_bind_check(IB_MW_TYPE_2, false, &b,
+						  base, len, mra), 0);
+	b.length = len + 1;
+	KUNIT_EXPECT_EQ(test, sroce_mw_bind_check(IB_MW_TYPE_2, false, &b,
+						  base, len, mra), -EINVAL);
+	b.addr = base - 1;
+	b.length = 2;
+	KUNIT_EXPECT_EQ(test, sroce_mw_bind_check(IB_MW_TYPE_2, false, &b,
+						  base, len, mra), -EINVAL);
+	b.addr = base + 8;
+	b.length = U64_MAX;
+	KUNIT_EXPECT_EQ(test, sroce_mw_bind_check(IB_MW_TYPE_2, false, &b,
+						  base, len, mra), -EINVAL);
+	/* Rights a window cannot grant, zero-based included. */
+	b = ok;
+	b.access |= IB_ACCESS_LOCAL_WRITE;
+	KUNIT_EXPECT_EQ(test, sroce_mw_bind_check(IB_MW_TYPE_2, false, &b,
+						  base, len, mra), -EINVAL);
+	b.access = IB_ZERO_BASED;
+	KUNIT_EXPECT_EQ(test, sroce_mw_bind_check(IB_MW_TYPE_1, false, &b,
+						  base, len, mra), -EINVAL);
+	/* The new rkey keeps the window's index. */
+	b = ok;
+	b.rkey = sroce_key_make(SROCE_MIN_MW_INDEX + 6, 0x18);
+	KUNIT_EXPECT_EQ(test, sroce_mw_bind_check(IB_MW_TYPE_2, false, &b,
+						  base, len, mra), -EINVAL);
+	b.rkey = sroce_key_make(SROCE_MIN_MW_INDEX + 5, 0);
+	KUNIT_EXPECT_EQ(test, sroce_mw_bind_check(IB_MW_TYPE_2, false, &b,
+						  base, len, mra), 0);
+	/* Window keys and MR keys live in separate halves. */
+	KUNIT_EXPECT_TRUE(test, sroce_key_is_mw(key));
+	KUNIT_EXPECT_FALSE(test,
+			   sroce_key_is_mw(sroce_key_make(SROCE_MAX_MR_INDEX,
+							  0xff)));
+}
+
 static struct kunit_case mr_cases[] = {
 	KUNIT_CASE(mr_access),
 	KUNIT_CASE(mr_atomic_ops),
 	KUNIT_CASE(mr_copy_pages),
 	KUNIT_CASE(mr_copy_dma),
 	KUNIT_CASE(mr_fast_reg),
+	KUNIT_CASE(mw_bind_rules),
 	{}
 };
 

@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Memory windows, types 1 and 2 (IBTA 10.6.7): allocation, binding through
+ * a send WQE, remote access through a window's rkey, and invalidation.
+ *
+ * A window's rkey is (index << 8) | key8 like an MR's, with the index in
+ * the upper half of the index space (see SROCE_MIN_MW_INDEX). A binding
+ * names an MR of the window's PD; the MR counts the windows bound to it
+ * and refuses deregistration while any is, so a bound window's MR pointer
+ * stays good. The data path looks a window up under RCU, checks it under
+ * its lock and leaves holding a user reference on the MR, exactly as for
+ * an MR's own rkey.
+ */
+#include <linux/slab.h>
+
+#include "sroce.h"
+
+/* The rights a window may grant. Zero-based windows are not supported. */
+#define SROCE_MW_ACCESS	(IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ | \
+			 IB_ACCESS_REMOTE_ATOMIC)
+
+static struct sroce_mw *to_smw(struct ib_mw *ibmw)
+{
+	return container_of(ibmw, struct sroce_ibmw, ibmw)->mw;
+}
+
+int sroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
+{
+	struct sroce_dev *sdev = to_sdev(ibmw->device);
+	struct sroce_mw *mw;
+	u32 index;
+	int err;
+
+	if (ibmw->type != IB_MW_TYPE_1 && ibmw->type != IB_MW_TYPE_2)
+		return -EINVAL;
+	err = sroce_res_get(sdev, SROCE_RES_MW);
+	if (err)
+		return err;
+	mw = kzalloc(sizeof(*mw), GFP_KERNEL);
+	if (!mw) {
+		err = -ENOMEM;
+		goto err_res;
+	}
+	spin_lock_init(&mw->lock);
+	mw->pd = ibmw->pd;
+	mw->type = ibmw->type;
+	err = xa_alloc_cyclic(&sdev->mw_xa, &index, NULL,
+			      XA_LIMIT(SROCE_MIN_MW_INDEX, SROCE_MAX_MW_INDEX),
+			      &sdev->mw_next, GFP_KERNEL);
+	if (err < 0)
+		goto err_free;
+	mw->key = sroce_key_make(index,
+				 sroce_key_next((u8)atomic_inc_return(&sdev->key_seq)));
+	ibmw->rkey = mw->key;
+	container_of(ibmw, struct sroce_ibmw, ibmw)->mw = mw;
+	xa_store(&sdev->mw_xa, index, mw, GFP_KERNEL);
+	return 0;
+
+err_free:
+	kfree(mw);
+err_res:
+	sroce_res_put(sdev, SROCE_RES_MW);
+	return err;
+}
+
+/* Drop @mw's binding, if any. Caller holds mw->lock. */
+static void sroce_mw_unbind(struct sroce_dev *sdev, struct sroce_mw *mw)
+{
+	if (mw->mr) {
+		spin_lock(&sdev->mw_lock);
+		mw->mr->nr_mw--;
+		spin_unlock(&sdev->mw_lock);
+	}
+	mw->mr = NULL;
+	mw->bound = false;
+	mw->length = 0;
+	mw->access = 0;
+}
+
+int sroce_dealloc_mw(struct ib_mw *ibmw)
+{
+	struct sroce_dev *sdev = to_sdev(ibmw->device);
+	struct sroce_mw *mw = to_smw(ibmw);
+	unsigned long flags;
+
+	xa_erase(&sdev->mw_xa, sroce_key_index(ibmw->rkey));
+	/* A reader that found it before the erase sees key 0: no match. */
+	spin_lock_irqsave(&mw->lock, flags);
+	sroce_mw_unbind(sdev, mw);
+	mw->key = 0;
+	spin_unlock_irqrestore(&mw->lock, flags);
+	kfree_rcu(mw, rcu);
+	sroce_res_put(sdev, SROCE_RES_MW);
+	return 0;
+}
+
+/**
+ * sroce_mw_bind_check() - IBTA's rules for one bind, without the lookups
+ * @type: the window's type
+ * @bound: whether it is bound now
+ * @b: the bind request
+ * @mr_iova: the MR's first address (unused when @b->length is 0)
+ * @mr_len: its length
+ * @mr_access: its IB_ACCESS_* rights
+ *
+ * A type 1 window may be bound again while bound, and a bind of length 0
+ * unbinds it. A type 2 window must be free and the bind must be non-empty.
+ * The MR must allow window binding, and local write when the window grants
+ * remote write or atomics (C10-74); the range must lie inside it (C10-75).
+ * The rkey keeps the window's index; only its key byte is the consumer's.
+ *
+ * Return: 0 or -EINVAL.
+ */
+int sroce_mw_bind_check(u8 type, bool bound, const struct sroce_mw_bind *b,
+			u64 mr_iova, u64 mr_len, int mr_access)
+{
+	if ((b->access & ~SROCE_MW_ACCESS) ||
+	    sroce_key_index(b->rkey) != sroce_key_index(b->mw_rkey))
+		return -EINVAL;
+	if (type == IB_MW_TYPE_2 && (bound || !b->length))
+		return -EINVAL;
+	if (!b->length)
+		return 0;
+	if (!(mr_access & IB_ACCESS_MW_BIND))
+		return -EINVAL;
+	if ((b->access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
+	    !(mr_access & IB_ACCESS_LOCAL_WRITE))
+		return -EINVAL;
+	if (sroce_mr_access_ok(mr_iova, mr_len, 0, b->addr, b->length, 0))
+		return -EINVAL;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_mw_bind_check);
+
+/**
+ * sroce_mw_bind() - execute a BIND_MW work request posted on @qp
+ * @qp: the posting QP; its PD must be the window's (and the MR's)
+ * @b: the request, copied out of the SQ
+ *
+ * Called in SQ order by the requester, under sq_lock.
+ *
+ * Return: 0, or -EINVAL when the bind breaks a rule (the WQE then
+ * completes with IB_WC_MW_BIND_ERR).
+ */
+int sroce_mw_bind(struct sroce_qp *qp, const struct sroce_mw_bind *b)
+{
+	struct sroce_dev *sdev = qp->sdev;
+	struct sroce_mr *mr = NULL;
+	struct sroce_mw *mw;
+	unsigned long flags;
+	int err = -EINVAL;
+
+	if (!sroce_key_is_mw(b->mw_rkey))
+		return -EINVAL;
+	if (b->length) {
+		mr = sroce_mr_get(sdev, b->mr_lkey);
+		if (!mr)
+			return -EINVAL;
+	}
+	rcu_read_lock();
+	mw = xa_load(&sdev->mw_xa, sroce_key_index(b->mw_rkey));
+	if (!mw)
+		goto out;
+	spin_lock_irqsave(&mw->lock, flags);
+	/*
+	 * Found by index only: a consumer that never copied the last type 2
+	 * bind's rkey into its ibv_mw still passes the old one.
+	 */
+	if (!mw->key || mw->pd != qp->ibqp.pd || (mr && mr->ibmr.pd != mw->pd))
+		goto unlock;
+	err = sroce_mw_bind_check(mw->type, mw->bound, b,
+				  mr ? mr->iova : 0, mr ? mr->length : 0,
+				  mr ? mr->access : 0);
+	if (err)
+		goto unlock;
+	if (mr) {
+		spin_lock(&sdev->mw_lock);
+		if (mr->dying)
+			err = -EINVAL;
+		else
+			mr->nr_mw++;
+		spin_unlock(&sdev->mw_lock);
+		if (err)
+			goto unlock;
+	}
+	/* A type 1 window may be bound already: that binding goes. */
+	sroce_mw_unbind(sdev, mw);
+	mw->mr = mr;
+	mw->bound = !!mr;
+	mw->iova = b->addr;
+	mw->length = b->length;
+	mw->access = b->access;
+	mw->qpn = qp->ibqp.qp_num;
+	mw->key = b->rkey;
+unlock:
+	spin_unlock_irqrestore(&mw->lock, flags);
+out:
+	rcu_read_unlock();
+	if (mr)
+		sroce_mr_put(mr);
+	return err;
+}
+
+/**
+ * sroce_mw_get_mr() - the MR behind a window's rkey, for remote access
+ * @qp: the QP the rkey arrived on
+ * @rkey: the window's rkey
+ * @va: first address
+ * @len: bytes
+ * @need: IB_ACCESS_REMOTE_* rights
+ * @err: set to 0, -EACCES (another PD; a type 2 window bound to another
+ *	 QP; a right the window does not grant) or -ERANGE (outside it)
+ *
+ * Return: the MR, held (sroce_mr_put()), or NULL when the key names no
+ * bound window (unknown, stale, invalidated).
+ */
+struct sroce_mr *sroce_mw_get_mr(struct sroce_qp *qp, u32 rkey, u64 va,
+				 u64 len, int need, int *err)
+{
+	struct sroce_mr *mr = NULL;
+	struct sroce_mw *mw;
+	unsigned long flags;
+
+	rcu_read_lock();
+	mw = xa_load(&qp->sdev->mw_xa, sroce_key_index(rkey));
+	if (!mw)
+		goto out;
+	spin_lock_irqsave(&mw->lock, flags);
+	if (mw->key == rkey && mw->bound) {
+		if (mw->pd != qp->ibqp.pd ||
+		    (mw->type == IB_MW_TYPE_2 && mw->qpn != qp->ibqp.qp_num))
+			*err = -EACCES;
+		else
+			*err = sroce_mr_access_ok(mw->iova, mw->length,
+						  mw->access, va, len, need);
+		/* Bound: the MR cannot be deregistered, users is not 0. */
+		mr = mw->mr;
+		refcount_inc(&mr->users);
+	}
+	spin_unlock_irqrestore(&mw->lock, flags);
+out:
+	rcu_read_unlock();
+	return mr;
+}
+
+/* Invalidate the type 2 window @key names, for @qp. */
+static int sroce_mw_invalidate(struct sroce_qp *qp, u32 key, bool remote)
+{
+	struct sroce_mw *mw;
+	unsigned long flags;
+	int err = -EINVAL;
+
+	rcu_read_lock();
+	mw = xa_load(&qp->sdev->mw_xa, sroce_key_index(key));
+	if (!mw)
+		goto out;
+	spin_lock_irqsave(&mw->lock, flags);
+	/*
+	 * Type 1 windows cannot be invalidated. A remote invalidation must
+	 * come over the QP a type 2 window is bound to.
+	 */
+	if (mw->key == key && mw->type == IB_MW_TYPE_2 && mw->bound &&
+	    mw->pd == qp->ibqp.pd && (!remote || mw->qpn == qp->ibqp.qp_num)) {
+		sroce_mw_unbind(qp->sdev, mw);
+		err = 0;
+	}
+	spin_unlock_irqrestore(&mw->lock, flags);
+out:
+	rcu_read_unlock();
+	return err;
+}
+
+/**
+ * sroce_invalidate() - LOCAL_INV, or the IETH of a SEND_WITH_INV
+ * @qp: the QP that executes it
+ * @key: an MR's or a type 2 window's key
+ * @remote: it came with a SEND_WITH_INV
+ *
+ * Return: 0 or -EINVAL.
+ */
+int sroce_invalidate(struct sroce_qp *qp, u32 key, bool remote)
+{
+	if (sroce_key_is_mw(key))
+		return sroce_mw_invalidate(qp, key, remote);
+	return sroce_mr_invalidate(qp->ibqp.pd, key);
+}
