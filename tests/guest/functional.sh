@@ -39,12 +39,15 @@ t "max_cqe 65535" test "$(devinfo_field sroce0 max_cqe)" = "65535"
 t "max_mr 65536" test "$(devinfo_field sroce0 max_mr)" = "65536"
 t "max_pd 65536" test "$(devinfo_field sroce0 max_pd)" = "65536"
 # Advertised exactly as implemented: SRQs (with resize), multicast, global
-# atomics and fast registration; no memory windows yet.
+# atomics, fast registration and memory windows of types 1 and 2B.
 t "max_srq 16384, max_srq_wr 32767" bash -c '[ "$(devinfo_field sroce0 max_srq)" = 16384 ] && [ "$(devinfo_field sroce0 max_srq_wr)" = 32767 ]'
 t "max_mcast_grp 8192, 56 QPs per group" bash -c '[ "$(devinfo_field sroce0 max_mcast_grp)" = 8192 ] && [ "$(devinfo_field sroce0 max_mcast_qp_attach)" = 56 ]'
 t "atomic_cap ATOMIC_GLOB" test "$(devinfo_field sroce0 atomic_cap)" = "ATOMIC_GLOB (2)"
-t "max_mw 0 (memory windows not implemented)" test "$(devinfo_field sroce0 max_mw)" = 0
-t "device_cap_flags: SRQ_RESIZE, MEM_MGT_EXTENSIONS" bash -c 'ibv_devinfo -v -d sroce0 | grep -q "SRQ_RESIZE" && ibv_devinfo -v -d sroce0 | grep -q "MEM_MGT_EXTENSIONS"'
+t "max_mw 65536" test "$(devinfo_field sroce0 max_mw)" = 65536
+for cap in SRQ_RESIZE MEM_MGT_EXTENSIONS MEM_WINDOW MEM_WINDOW_TYPE_2B; do
+	t "device_cap_flags: $cap" bash -c "ibv_devinfo -v -d sroce0 | grep -qw $cap"
+done
+t "device_cap_flags: no MEM_WINDOW_TYPE_2A" bash -c '! ibv_devinfo -v -d sroce0 | grep -qw MEM_WINDOW_TYPE_2A'
 t "link_layer Ethernet" test "$(devinfo_field sroce0 link_layer)" = "Ethernet"
 t "port active" wait_for 10 bash -c '[ "$(devinfo_field sroce0 state)" = "PORT_ACTIVE (4)" ]'
 t "active_mtu 1024 on a 1500-byte netdev" test "$(devinfo_field sroce0 active_mtu)" = "1024 (3)"

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # RC error paths (and happy paths as controls) between RC QPs of one sroce0
 # device talking to each other, through stock rdma-core (pyverbs):
-# tests/pyverbs/rc_errors.py; then atomics.py, and UD, UC and SRQ QPs
-# (ud.py, uc.py, srq.py). One VM, Debian or debug kernel:
+# tests/pyverbs/rc_errors.py; then atomics.py, UD, UC and SRQ QPs (ud.py,
+# uc.py, srq.py) and memory windows (mw.py). One VM, Debian or debug kernel:
 #   scripts/vm-run.sh --kernel debian --out DIR -- tests/guest/run.sh rc-errors.sh
 set -u
 # shellcheck source=tests/guest/lib.sh
@@ -16,7 +16,7 @@ MY_V6=2001:2::$((SROCE_VM_INDEX + 1))	# guest-init.sh's
 # it leave on eth0 and are never answered (retry-exhausted case).
 BLACKHOLE=198.18.0.201
 PY_TIMEOUT=${RC_ERRORS_TIMEOUT:-700}
-PY_TIMEOUT_SHORT=300	# each of atomics.py, ud.py, uc.py, srq.py
+PY_TIMEOUT_SHORT=300	# each of atomics.py, ud.py, uc.py, srq.py, mw.py
 
 # Forget leaks from boot; the scan at the end reports only ours.
 kmemleak_clear
@@ -41,9 +41,9 @@ if [ $rc -ne 0 ]; then
 	T_FAILED=$((T_FAILED + 1))
 	[ $rc -ge 124 ] && echo "# atomics.py: killed or crashed (exit $rc)"
 fi
-# UD (both GIDs, GRH area, Q_Key, MTU), UC (no ACKs, silent drops) and SRQ
-# (sharing by RC, UC and UD QPs, limit event, resize).
-for py in ud.py uc.py srq.py; do
+# UD (both GIDs, GRH area, Q_Key, MTU), UC (no ACKs, silent drops), SRQ
+# (sharing by RC, UC and UD QPs, limit event, resize), memory windows.
+for py in ud.py uc.py srq.py mw.py; do
 	args=(sroce0 --ip "$MY_V4")
 	[ $py = ud.py ] && args+=(--ip6 "$MY_V6")
 	timeout -k 5 "$PY_TIMEOUT_SHORT" "$PY" "$SROCE_TREE/tests/pyverbs/$py" "${args[@]}"

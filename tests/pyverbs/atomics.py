@@ -13,11 +13,9 @@ usage: atomics.py DEV --ip A.B.C.D
 Replay of a retransmitted atomic (executed once) needs lost packets and is
 checked between two guests (tests/guest/atomics.sh with netem).
 """
-import argparse
 import errno
 import struct
 import sys
-import time
 
 from pyverbs.cq import CQ
 from pyverbs.pyverbs_error import PyverbsError, PyverbsRDMAError
@@ -26,7 +24,7 @@ from pyverbs.wr import SendWR
 import pyverbs.enums as e
 
 from tap import check
-from rc_errors import (LW, RW, RR, SIG, PAGE, ST, Env, Pair, Region, Side,
+from rc_errors import (start, LW, RW, RR, SIG, PAGE, ST, Pair, Region, Side,
                        after_error, case, cleanup, connect, expect,
                        filled_mr, post_recv, sge, wc_str)
 
@@ -295,15 +293,8 @@ def atomic_write_case(env):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument('dev')
-    ap.add_argument('--ip', required=True)
-    args = ap.parse_args()
-    t0 = time.monotonic()
-    env = Env(args.dev, args.ip)
-    check(env.gid_index is not None,
-          'IPv4 RoCE v2 GID %s found in sysfs' % env.gid)
-    if env.gid_index is None:
+    _, env, t0 = start()
+    if not env:
         return 1
     da = env.ctx.query_device()
     check(da.atomic_caps == e.IBV_ATOMIC_GLOB,

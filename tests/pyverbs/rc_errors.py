@@ -1186,17 +1186,26 @@ class Env:
         return 1 if tap.failed else 0
 
 
-def main():
+def start(*extra):
+    """What every script here starts with: DEV --ip A.B.C.D (and the
+    (flag, argparse keywords) pairs in extra), the Env and the check of its
+    GID. Returns (args, env, t0); env is None when the GID is missing."""
     ap = argparse.ArgumentParser()
     ap.add_argument('dev')
     ap.add_argument('--ip', required=True)
-    ap.add_argument('--blackhole')
+    for flag, kw in extra:
+        ap.add_argument(flag, **kw)
     args = ap.parse_args()
     t0 = time.monotonic()
     env = Env(args.dev, args.ip)
     check(env.gid_index is not None,
           'IPv4 RoCE v2 GID %s found in sysfs' % env.gid)
-    if env.gid_index is None:
+    return args, env if env.gid_index is not None else None, t0
+
+
+def main():
+    args, env, t0 = start(('--blackhole', {}))
+    if not env:
         return 1
     comment('GID index %d, active MTU enum %d, rd_atom %d' %
             (env.gid_index, env.port_mtu, env.rd_atom))

@@ -11,7 +11,6 @@ receive (LOC_LEN_ERR on that receive, the receiver's QP to ERR).
 
 usage: uc.py DEV --ip A.B.C.D
 """
-import argparse
 import errno
 import sys
 import time
@@ -24,7 +23,7 @@ from pyverbs.wr import SendWR
 import pyverbs.enums as e
 
 from tap import check
-from rc_errors import (LW, RW, RR, SIG, PAGE, QPS, Env, Region, Side,
+from rc_errors import (start, LW, RW, RR, SIG, PAGE, QPS, Region, Side,
                        case, comment, expect, expect_none, filled_mr,
                        init_attr, post_recv, post_send, sge,
                        state_check, wc_str)
@@ -393,15 +392,8 @@ def state_machine(env):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument('dev')
-    ap.add_argument('--ip', required=True)
-    args = ap.parse_args()
-    t0 = time.monotonic()
-    env = Env(args.dev, args.ip)
-    check(env.gid_index is not None,
-          'IPv4 RoCE v2 GID %s found in sysfs' % env.gid)
-    if env.gid_index is None:
+    _, env, t0 = start()
+    if not env:
         return 1
     state_machine(env)
     sends(env)
