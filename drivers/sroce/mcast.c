@@ -40,7 +40,10 @@ static struct sroce_mcg *sroce_mcg_find(struct sroce_dev *sdev,
 	return NULL;
 }
 
-/* Join or leave the group on the netdev: IGMP for IPv4, MLD for IPv6. */
+/*
+ * Join or leave the group on the netdev: IGMP for IPv4, MLD for IPv6. Both
+ * under RTNL, as the IP stack's own callers do (6.1 asserts it on leave).
+ */
 static int sroce_mcg_member(struct sroce_dev *sdev, const union ib_gid *mgid,
 			    bool join)
 {
@@ -49,10 +52,13 @@ static int sroce_mcg_member(struct sroce_dev *sdev, const union ib_gid *mgid,
 	int err = 0;
 
 	if (!ipv6_addr_v4mapped(a6)) {
+		rtnl_lock();
 		if (join)
-			return ipv6_dev_mc_inc(sdev->ndev, a6);
-		ipv6_dev_mc_dec(sdev->ndev, a6);
-		return 0;
+			err = ipv6_dev_mc_inc(sdev->ndev, a6);
+		else
+			ipv6_dev_mc_dec(sdev->ndev, a6);
+		rtnl_unlock();
+		return err;
 	}
 	if (!ipv4_is_multicast(a6->s6_addr32[3]))
 		return -EINVAL;

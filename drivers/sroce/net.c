@@ -599,6 +599,21 @@ static struct socket *sroce_udp_open(bool ipv6)
 	if (err)
 		return ERR_PTR(err);
 	setup_udp_tunnel_sock(&init_net, sock, &tcfg);
+	/*
+	 * setup_udp_tunnel_sock() turns IPv4 multicast loopback off, but QPs
+	 * of this host attached to a group must get what is sent to it (IPv6
+	 * loops back by default).
+	 */
+	if (!ipv6) {
+		int one = 1;
+
+		err = sock->ops->setsockopt(sock, SOL_IP, IP_MULTICAST_LOOP,
+					    KERNEL_SOCKPTR(&one), sizeof(one));
+		if (err) {
+			udp_tunnel_sock_release(sock);
+			return ERR_PTR(err);
+		}
+	}
 	return sock;
 }
 
