@@ -202,13 +202,19 @@ int sroce_rkey_check(struct sroce_qp *qp, u32 rkey, u64 va, u32 len, int need)
 	return err;
 }
 
-/* Copy between @mr (held, checked) and @c. */
-static void sroce_mr_xfer_put(struct sroce_mr *mr, u64 va, u32 len, int err,
-			      struct sroce_copy *c)
+/*
+ * Copy between @mr (held, with *@err its check) and @c unless the check
+ * failed, and let @mr go. Return: the check's error; -EINVAL without @mr.
+ */
+static int sroce_mr_xfer_put(struct sroce_mr *mr, u64 va, u32 len, int err,
+			     struct sroce_copy *c)
 {
+	if (!mr)
+		return -EINVAL;
 	if (!err && len)
 		sroce_mr_xfer(mr, va, len, c);
 	sroce_mr_put(mr);
+	return err;
 }
 
 /**
@@ -226,28 +232,20 @@ static void sroce_mr_xfer_put(struct sroce_mr *mr, u64 va, u32 len, int err,
 int sroce_mr_copy_rkey(struct sroce_qp *qp, u32 rkey, u64 va, u32 len,
 		       int need, struct sroce_copy *c)
 {
-	struct sroce_mr *mr;
-	int err;
+	int err = 0;
+	struct sroce_mr *mr = sroce_rkey_get(qp, rkey, va, len, need, &err);
 
-	mr = sroce_rkey_get(qp, rkey, va, len, need, &err);
-	if (!mr)
-		return -EINVAL;
-	sroce_mr_xfer_put(mr, va, len, err, c);
-	return err;
+	return sroce_mr_xfer_put(mr, va, len, err, c);
 }
 
 /* The same for an lkey of @pd: never a window's key. */
 static int sroce_mr_copy_lkey(struct ib_pd *pd, u32 lkey, u64 va, u32 len,
 			      int need, struct sroce_copy *c)
 {
-	struct sroce_mr *mr;
-	int err;
+	int err = 0;
+	struct sroce_mr *mr = sroce_mr_get_for(pd, lkey, va, len, need, &err);
 
-	mr = sroce_mr_get_for(pd, lkey, va, len, need, &err);
-	if (!mr)
-		return -EINVAL;
-	sroce_mr_xfer_put(mr, va, len, err, c);
-	return err;
+	return sroce_mr_xfer_put(mr, va, len, err, c);
 }
 
 /**

@@ -15,9 +15,13 @@
 
 #include "sroce.h"
 
-/* The rights a window may grant. Zero-based windows are not supported. */
+/*
+ * The rights a window may grant. LOCAL_WRITE means nothing for a window
+ * but consumers (rdma-core's own tests among them) pass it; it is ignored.
+ * Zero-based windows are not supported.
+ */
 #define SROCE_MW_ACCESS	(IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ | \
-			 IB_ACCESS_REMOTE_ATOMIC)
+			 IB_ACCESS_REMOTE_ATOMIC | IB_ACCESS_LOCAL_WRITE)
 
 static struct sroce_mw *to_smw(struct ib_mw *ibmw)
 {

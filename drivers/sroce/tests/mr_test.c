@@ -287,14 +287,18 @@ static void mw_bind_rules(struct kunit *test)
 	b.length = U64_MAX;
 	KUNIT_EXPECT_EQ(test, sroce_mw_bind_check(IB_MW_TYPE_2, false, &b,
 						  base, len, mra), -EINVAL);
-	/* Rights a window cannot grant, zero-based included. */
+	/* Rights a window cannot grant, zero-based included... */
 	b = ok;
-	b.access |= IB_ACCESS_LOCAL_WRITE;
+	b.access |= IB_ACCESS_MW_BIND;
 	KUNIT_EXPECT_EQ(test, sroce_mw_bind_check(IB_MW_TYPE_2, false, &b,
 						  base, len, mra), -EINVAL);
 	b.access = IB_ZERO_BASED;
 	KUNIT_EXPECT_EQ(test, sroce_mw_bind_check(IB_MW_TYPE_1, false, &b,
 						  base, len, mra), -EINVAL);
+	/* ...while LOCAL_WRITE, meaningless for a window, is ignored. */
+	b.access = IB_ACCESS_LOCAL_WRITE;
+	KUNIT_EXPECT_EQ(test, sroce_mw_bind_check(IB_MW_TYPE_1, false, &b,
+						  base, len, mra), 0);
 	/* The new rkey keeps the window's index. */
 	b = ok;
 	b.rkey = sroce_key_make(SROCE_MIN_MW_INDEX + 6, 0x18);
