@@ -109,6 +109,27 @@ for py in mr.py ah.py; do
 	"$PY" "$SROCE_TREE/tests/pyverbs/$py" sroce0 $full
 	[ $? -eq 0 ] || T_FAILED=$((T_FAILED + 1))
 done
+
+# rdma-core's own test suite, as python3-pyverbs ships it, run unchanged:
+# every test that does not skip itself (mlx5 only, ODP, XRC, device
+# memory, ...) must pass. Skips are listed with their reasons.
+rdma_core_suite() {
+	rm -rf /tmp/rct && cp -r /usr/share/doc/rdma-core/tests /tmp/rct &&
+		gunzip -f /tmp/rct/*.gz || return 1
+	(cd /tmp/rct && timeout -k 5 900 "$PY" run_tests.py --dev sroce0 -v) \
+		> /tmp/rct.log 2>&1
+}
+rdma_core_suite
+rc=$?
+echo "# rdma-core tests: $(grep -E '^Ran [0-9]+ tests' /tmp/rct.log) $(tail -n 5 /tmp/rct.log | grep -E '^(OK|FAILED)')"
+grep -o "skipped '[^']*'" /tmp/rct.log | sort | uniq -c | sort -rn | sed 's/^/#   /'
+if [ $rc -eq 0 ]; then
+	ok "rdma-core's own pyverbs tests pass on sroce0"
+else
+	not_ok "rdma-core's own pyverbs tests pass on sroce0 (exit $rc)"
+	grep -E '^(ERROR|FAIL):' /tmp/rct.log | sed 's/^/#   /'
+	tail -n 60 /tmp/rct.log | sed 's/^/#   /'
+fi
 t "no user PD, CQ or MR left in the kernel" bash -c '[ -z "$(rdma resource show pd dev sroce0; rdma resource show cq dev sroce0; rdma resource show mr dev sroce0)" ] || ! { rdma resource show pd dev sroce0; rdma resource show cq dev sroce0; rdma resource show mr dev sroce0; } | grep -v "comm \["'
 
 # --- two devices on two netdevs ---------------------------------------------
