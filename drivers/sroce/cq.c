@@ -14,6 +14,8 @@ static size_t sroce_cqe_size(bool user)
 	return user ? sizeof(struct ib_uverbs_wc) : sizeof(struct ib_wc);
 }
 
+static struct lock_class_key sroce_user_cq_key;
+
 /* The consumer index, from user memory for a user CQ. Caller holds cq->lock. */
 static u32 sroce_cq_cons(struct sroce_cq *cq)
 {
@@ -68,6 +70,9 @@ int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	}
 
 	spin_lock_init(&cq->lock);
+	/* Kernel CQs' locks are irq-safe, user CQs' are not: two classes. */
+	if (cq->user)
+		lockdep_set_class(&cq->lock, &sroce_user_cq_key);
 	cq->notify = 0;
 	ibcq->cqe = g.num_slots - 1;
 	return 0;
@@ -175,20 +180,46 @@ bool sroce_cq_arm_fires(u8 *notify, bool solicited)
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_cq_arm_fires);
 
+/*
+ * A user CQ is only touched from process context and softirqs, so BHs off
+ * is enough; kernel consumers may use theirs from any context. irqsave
+ * costs far more than BHs off under emulation, and this is per completion.
+ */
+static unsigned long sroce_cq_lock(struct sroce_cq *cq)
+	__acquires(&cq->lock)
+{
+	unsigned long irqf = 0;
+
+	if (cq->user)
+		spin_lock_bh(&cq->lock);
+	else
+		spin_lock_irqsave(&cq->lock, irqf);
+	return irqf;
+}
+
+static void sroce_cq_unlock(struct sroce_cq *cq, unsigned long irqf)
+	__releases(&cq->lock)
+{
+	if (cq->user)
+		spin_unlock_bh(&cq->lock);
+	else
+		spin_unlock_irqrestore(&cq->lock, irqf);
+}
+
 int sroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 {
 	struct sroce_cq *cq = to_scq(ibcq);
 	unsigned long irqf;
 	int ret = 0;
 
-	spin_lock_irqsave(&cq->lock, irqf);
+	irqf = sroce_cq_lock(cq);
 	/* A pending next-completion arm covers a solicited one. */
 	if (cq->notify != IB_CQ_NEXT_COMP)
 		cq->notify = flags & IB_CQ_SOLICITED_MASK;
 	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) &&
 	    cq->q.prod != sroce_cq_cons(cq))
 		ret = 1;
-	spin_unlock_irqrestore(&cq->lock, irqf);
+	sroce_cq_unlock(cq, irqf);
 	return ret;
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_req_notify_cq);
@@ -211,9 +242,9 @@ int sroce_cq_post(struct sroce_cq *cq, const union sroce_cqe *cqe,
 	unsigned long irqf;
 	bool fire;
 
-	spin_lock_irqsave(&cq->lock, irqf);
+	irqf = sroce_cq_lock(cq);
 	if (sroce_q_next(cq->q.prod, cq->q.index_mask) == sroce_cq_cons(cq)) {
-		spin_unlock_irqrestore(&cq->lock, irqf);
+		sroce_cq_unlock(cq, irqf);
 		sroce_count(to_sdev(cq->ibcq.device), SROCE_CNT_CQ_OVERFLOW, 1);
 		if (cq->ibcq.event_handler) {
 			struct ib_event ev = {
@@ -235,7 +266,7 @@ int sroce_cq_post(struct sroce_cq *cq, const union sroce_cqe *cqe,
 	cq->q.prod = sroce_q_next(cq->q.prod, cq->q.index_mask);
 	sroce_queue_publish_prod(&cq->q);
 	fire = sroce_cq_arm_fires(&cq->notify, solicited);
-	spin_unlock_irqrestore(&cq->lock, irqf);
+	sroce_cq_unlock(cq, irqf);
 
 	if (fire && cq->ibcq.comp_handler)
 		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);

@@ -850,13 +850,22 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad)
 {
 	struct sroce_qp *qp = to_sqp(ibqp);
-	unsigned long flags;
+	/*
+	 * Kernel consumers may post with interrupts off (the MAD layer does):
+	 * no softirq runs here then, the plain lock is enough, and a worker
+	 * runs the transmit loop. Otherwise BHs go off once for the post and
+	 * the loop: cheaper than irqsave, which costs a lot under emulation.
+	 */
+	bool irqs_off = irqs_disabled();
 	int err = 0;
 
-	/* Kernel consumers may post with interrupts off (the MAD layer does). */
-	spin_lock_irqsave(&qp->sq_lock, flags);
+	if (!irqs_off)
+		local_bh_disable();
+	spin_lock(&qp->sq_lock);
 	if (qp->state < IB_QPS_RTS && qp->state != IB_QPS_ERR) {
-		spin_unlock_irqrestore(&qp->sq_lock, flags);
+		spin_unlock(&qp->sq_lock);
+		if (!irqs_off)
+			local_bh_enable();
 		if (bad)
 			*bad = wr;
 		return -EINVAL;
@@ -873,13 +882,11 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	sroce_req_fetch(qp);
 	if (qp->state == IB_QPS_ERR)
 		sroce_comp_flush(qp);
-	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	spin_unlock(&qp->sq_lock);
 
-	/* The transmit loop needs BHs: with interrupts off a worker runs it. */
-	if (irqs_disabled()) {
+	if (irqs_off) {
 		sroce_qp_schedule(qp, 0);
 	} else {
-		local_bh_disable();
 		sroce_qp_run(qp);
 		local_bh_enable();
 	}
