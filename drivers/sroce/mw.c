@@ -247,6 +247,34 @@ out:
 	return mr;
 }
 
+/**
+ * sroce_mw_qp_gone() - free the type 2 windows bound through a dying QP
+ * @qp: the QP, past its last packet
+ *
+ * A type 2 window is bound to a QP; once the QP is gone the window is free
+ * again (for a bind through another QP), and no QP that later gets the
+ * same number inherits it.
+ */
+void sroce_mw_qp_gone(struct sroce_qp *qp)
+{
+	struct sroce_dev *sdev = qp->sdev;
+	struct sroce_mw *mw;
+	unsigned long index, flags;
+
+	if (xa_empty(&sdev->mw_xa))
+		return;
+	/* Entries are freed after a grace period: keep them while we look. */
+	rcu_read_lock();
+	xa_for_each(&sdev->mw_xa, index, mw) {
+		spin_lock_irqsave(&mw->lock, flags);
+		if (mw->type == IB_MW_TYPE_2 && mw->bound &&
+		    mw->qpn == qp->ibqp.qp_num)
+			sroce_mw_unbind(sdev, mw);
+		spin_unlock_irqrestore(&mw->lock, flags);
+	}
+	rcu_read_unlock();
+}
+
 /* Invalidate the type 2 window @key names, for @qp. */
 static int sroce_mw_invalidate(struct sroce_qp *qp, u32 key, bool remote)
 {

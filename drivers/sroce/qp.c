@@ -510,6 +510,7 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	/* A receive path that ran last may have re-armed either. */
 	hrtimer_cancel(&qp->timer);
 	cancel_delayed_work_sync(&qp->tx_work);
+	sroce_mw_qp_gone(qp);
 
 	sroce_resp_reset(qp);
 	sroce_queue_free(&qp->rq);
@@ -520,7 +521,6 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	return 0;
 }
 
-/* Drop everything queued and return the QP to its created state. */
 /* Drop every send WQE in the ring, unread. Caller holds sq_lock. */
 static void sroce_sq_discard(struct sroce_qp *qp)
 {
@@ -531,6 +531,7 @@ static void sroce_sq_discard(struct sroce_qp *qp)
 	qp->req_off = 0;
 }
 
+/* Drop everything queued and return the QP to its created state. */
 static void sroce_qp_reset_locked(struct sroce_qp *qp)
 {
 	sroce_sq_discard(qp);

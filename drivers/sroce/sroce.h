@@ -662,6 +662,7 @@ int sroce_mw_bind(struct sroce_qp *qp, const struct sroce_mw_bind *b);
 struct sroce_mr *sroce_mw_get_mr(struct sroce_qp *qp, u32 rkey, u64 va,
 				 u64 len, int need, int *err);
 int sroce_invalidate(struct sroce_qp *qp, u32 key, bool remote);
+void sroce_mw_qp_gone(struct sroce_qp *qp);
 
 static inline bool sroce_key_is_mw(u32 key)
 {

@@ -15,7 +15,8 @@ another QP, after unbind, LOCAL_INV, SEND_WITH_INV or dealloc) as
 REM_ACCESS_ERR with the memory untouched; every bind the rules forbid as
 MW_BIND_ERR; invalidations that must fail; an MR with a bound window
 refusing deregistration; a window's rkey refused as an lkey; a UC bind;
-a process that dies with windows bound.
+a type 2 window freed by its QP's destruction; a process that dies with
+windows bound.
 """
 import errno
 import os
@@ -462,6 +463,31 @@ def uc_bind(env):
     closeall(tgt.mr, la)
 
 
+@case
+def qp_destroyed(env):
+    t = 'M8 type 2 window of a destroyed QP'
+    tgt = target(env, 95)
+    la, _ = filled_mr(env, PAGE, LW, 96)
+    p = Pair(env, b_conn={'access': ALL_QP})
+    mw = MW(env.pd, T2)
+    rkey = bind2(p.b, mw, tgt.mr, tgt.addr(0), PAGE, RW, 0xb0)
+    expect(t + ': bind', p.b.scq, [(0xb0, OK)])
+    p.close()
+    # Free again: a bind through another QP succeeds, the old key is dead.
+    q = Pair(env, b_conn={'access': ALL_QP})
+    rkey2 = bind2(q.b, mw, tgt.mr, tgt.addr(0), PAGE, RW, 0xb1)
+    expect(t + ': the window is free again (bind through another QP)',
+           q.b.scq, [(0xb1, OK)])
+    rdma(q.a, 0xa1, e.IBV_WR_RDMA_WRITE, la, 0, 32, rkey2, tgt.addr(0))
+    expect(t + ': WRITE through the new binding', q.a.scq, [(0xa1, OK)])
+    check(tgt.map[0:32] == la.read(32, 0), t + ': the bytes landed')
+    # pyverbs derives both keys from the ibv_mw's (unchanged) key.
+    comment('%s: keys %#x then %#x' % (t, rkey, rkey2))
+    closeall(mw)
+    q.close()
+    closeall(tgt.mr, la)
+
+
 def die(env):
     """The child: windows of both types bound, then exit without freeing
     anything; the kernel's cleanup must undo the bindings before the MR."""
@@ -513,6 +539,7 @@ def main():
     bind_errors(env)
     inv_errors(env)
     uc_bind(env)
+    qp_destroyed(env)
     process_death(env, args.dev, args.ip)
     return env.finish('mw.py', t0)
 
