@@ -13,7 +13,9 @@ patterns=(
 	'\bBUG: '			# incl. KASAN, sleeping in atomic, soft lockup
 	'kernel BUG at '
 	'Oops: [0-9a-f]+ \[#[0-9]+\]'
-	'general protection fault'
+	# The kernel's own; not "traps: tool[pid] general protection fault
+	# ip:... in lib.so", a user-space crash the tests judge themselves.
+	'general protection fault(, [^:]*)?: [0-9a-f]+ \[#[0-9]+\]'
 	'UBSAN: '
 	'WARNING: .*(lock|RCU)'		# lockdep headers: circular/recursive ...
 	'turning off the locking correctness validator'
