@@ -531,16 +531,15 @@ int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct sroce_dev *sdev = to_sdev(ibmr->device);
 	struct sroce_mr *mr = to_smr(ibmr);
-	unsigned long flags;
 
 	/* IBTA: not while windows are bound to it; no bind starts after. */
-	spin_lock_irqsave(&sdev->mw_lock, flags);
+	spin_lock_bh(&sdev->mw_lock);
 	if (mr->nr_mw) {
-		spin_unlock_irqrestore(&sdev->mw_lock, flags);
+		spin_unlock_bh(&sdev->mw_lock);
 		return -EBUSY;
 	}
 	mr->dying = true;
-	spin_unlock_irqrestore(&sdev->mw_lock, flags);
+	spin_unlock_bh(&sdev->mw_lock);
 
 	xa_erase(&sdev->mr_xa, sroce_key_index(mr->ibmr.lkey));
 	sroce_mr_put(mr);

@@ -10,6 +10,10 @@
  * stays good. The data path looks a window up under RCU, checks it under
  * its lock and leaves holding a user reference on the MR, exactly as for
  * an MR's own rkey.
+ *
+ * Locks: mw->lock, then sdev->mw_lock. Neither is taken in hard interrupt
+ * context (a post with interrupts off leaves its WQEs to a worker), so
+ * BHs off is enough; on the data path they are off already.
  */
 #include <linux/slab.h>
 
@@ -46,6 +50,7 @@ int sroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 		goto err_res;
 	}
 	spin_lock_init(&mw->lock);
+	INIT_LIST_HEAD(&mw->qp_entry);
 	mw->pd = ibmw->pd;
 	mw->type = ibmw->type;
 	err = xa_alloc_cyclic(&sdev->mw_xa, &index, NULL,
@@ -73,6 +78,7 @@ static void sroce_mw_unbind(struct sroce_dev *sdev, struct sroce_mw *mw)
 	if (mw->mr) {
 		spin_lock(&sdev->mw_lock);
 		mw->mr->nr_mw--;
+		list_del_init(&mw->qp_entry);
 		spin_unlock(&sdev->mw_lock);
 	}
 	mw->mr = NULL;
@@ -85,14 +91,13 @@ int sroce_dealloc_mw(struct ib_mw *ibmw)
 {
 	struct sroce_dev *sdev = to_sdev(ibmw->device);
 	struct sroce_mw *mw = to_smw(ibmw);
-	unsigned long flags;
 
 	xa_erase(&sdev->mw_xa, sroce_key_index(ibmw->rkey));
 	/* A reader that found it before the erase sees key 0: no match. */
-	spin_lock_irqsave(&mw->lock, flags);
+	spin_lock_bh(&mw->lock);
 	sroce_mw_unbind(sdev, mw);
 	mw->key = 0;
-	spin_unlock_irqrestore(&mw->lock, flags);
+	spin_unlock_bh(&mw->lock);
 	kfree_rcu(mw, rcu);
 	sroce_res_put(sdev, SROCE_RES_MW);
 	return 0;
@@ -151,7 +156,6 @@ int sroce_mw_bind(struct sroce_qp *qp, const struct sroce_mw_bind *b)
 	struct sroce_dev *sdev = qp->sdev;
 	struct sroce_mr *mr = NULL;
 	struct sroce_mw *mw;
-	unsigned long flags;
 	int err = -EINVAL;
 
 	if (!sroce_key_is_mw(b->mw_rkey))
@@ -165,7 +169,7 @@ int sroce_mw_bind(struct sroce_qp *qp, const struct sroce_mw_bind *b)
 	mw = xa_load(&sdev->mw_xa, sroce_key_index(b->mw_rkey));
 	if (!mw)
 		goto out;
-	spin_lock_irqsave(&mw->lock, flags);
+	spin_lock_bh(&mw->lock);
 	/*
 	 * Found by index only: a consumer that never copied the last type 2
 	 * bind's rkey into its ibv_mw still passes the old one.
@@ -179,10 +183,14 @@ int sroce_mw_bind(struct sroce_qp *qp, const struct sroce_mw_bind *b)
 		goto unlock;
 	if (mr) {
 		spin_lock(&sdev->mw_lock);
-		if (mr->dying)
+		if (mr->dying) {
 			err = -EINVAL;
-		else
+		} else {
 			mr->nr_mw++;
+			/* A type 2 window is free here (bind_check). */
+			if (mw->type == IB_MW_TYPE_2)
+				list_add_tail(&mw->qp_entry, &qp->mw_list);
+		}
 		spin_unlock(&sdev->mw_lock);
 		if (err)
 			goto unlock;
@@ -197,7 +205,7 @@ int sroce_mw_bind(struct sroce_qp *qp, const struct sroce_mw_bind *b)
 	mw->qpn = qp->ibqp.qp_num;
 	mw->key = b->rkey;
 unlock:
-	spin_unlock_irqrestore(&mw->lock, flags);
+	spin_unlock_bh(&mw->lock);
 out:
 	rcu_read_unlock();
 	if (mr)
@@ -223,13 +231,12 @@ struct sroce_mr *sroce_mw_get_mr(struct sroce_qp *qp, u32 rkey, u64 va,
 {
 	struct sroce_mr *mr = NULL;
 	struct sroce_mw *mw;
-	unsigned long flags;
 
 	rcu_read_lock();
 	mw = xa_load(&qp->sdev->mw_xa, sroce_key_index(rkey));
 	if (!mw)
 		goto out;
-	spin_lock_irqsave(&mw->lock, flags);
+	spin_lock_bh(&mw->lock);
 	if (mw->key == rkey && mw->bound) {
 		if (mw->pd != qp->ibqp.pd ||
 		    (mw->type == IB_MW_TYPE_2 && mw->qpn != qp->ibqp.qp_num))
@@ -241,7 +248,7 @@ struct sroce_mr *sroce_mw_get_mr(struct sroce_qp *qp, u32 rkey, u64 va,
 		mr = mw->mr;
 		refcount_inc(&mr->users);
 	}
-	spin_unlock_irqrestore(&mw->lock, flags);
+	spin_unlock_bh(&mw->lock);
 out:
 	rcu_read_unlock();
 	return mr;
@@ -259,18 +266,24 @@ void sroce_mw_qp_gone(struct sroce_qp *qp)
 {
 	struct sroce_dev *sdev = qp->sdev;
 	struct sroce_mw *mw;
-	unsigned long index, flags;
 
-	if (xa_empty(&sdev->mw_xa))
-		return;
 	/* Entries are freed after a grace period: keep them while we look. */
 	rcu_read_lock();
-	xa_for_each(&sdev->mw_xa, index, mw) {
-		spin_lock_irqsave(&mw->lock, flags);
-		if (mw->type == IB_MW_TYPE_2 && mw->bound &&
-		    mw->qpn == qp->ibqp.qp_num)
+	for (;;) {
+		spin_lock_bh(&sdev->mw_lock);
+		mw = list_first_entry_or_null(&qp->mw_list, struct sroce_mw,
+					      qp_entry);
+		spin_unlock_bh(&sdev->mw_lock);
+		if (!mw)
+			break;
+		/*
+		 * Only under mw->lock does a window join or leave a list. If
+		 * it left ours meanwhile (freed, invalidated), look again.
+		 */
+		spin_lock_bh(&mw->lock);
+		if (mw->qpn == qp->ibqp.qp_num && !list_empty(&mw->qp_entry))
 			sroce_mw_unbind(sdev, mw);
-		spin_unlock_irqrestore(&mw->lock, flags);
+		spin_unlock_bh(&mw->lock);
 	}
 	rcu_read_unlock();
 }
@@ -279,14 +292,13 @@ void sroce_mw_qp_gone(struct sroce_qp *qp)
 static int sroce_mw_invalidate(struct sroce_qp *qp, u32 key, bool remote)
 {
 	struct sroce_mw *mw;
-	unsigned long flags;
 	int err = -EINVAL;
 
 	rcu_read_lock();
 	mw = xa_load(&qp->sdev->mw_xa, sroce_key_index(key));
 	if (!mw)
 		goto out;
-	spin_lock_irqsave(&mw->lock, flags);
+	spin_lock_bh(&mw->lock);
 	/*
 	 * Type 1 windows cannot be invalidated. A remote invalidation must
 	 * come over the QP a type 2 window is bound to.
@@ -296,7 +308,7 @@ static int sroce_mw_invalidate(struct sroce_qp *qp, u32 key, bool remote)
 		sroce_mw_unbind(qp->sdev, mw);
 		err = 0;
 	}
-	spin_unlock_irqrestore(&mw->lock, flags);
+	spin_unlock_bh(&mw->lock);
 out:
 	rcu_read_unlock();
 	return err;

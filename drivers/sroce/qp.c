@@ -440,6 +440,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->user = !!udata;
 	refcount_set(&qp->users, 1);
 	init_completion(&qp->idle);
+	INIT_LIST_HEAD(&qp->mw_list);
 	spin_lock_init(&qp->sq_lock);
 	spin_lock_init(&qp->rq_lock);
 	INIT_DELAYED_WORK(&qp->tx_work, sroce_tx_work);

@@ -124,7 +124,9 @@ struct sroce_dev {
 	atomic_t		key_seq;	/* source of key bytes */
 	struct xarray		mw_xa;		/* key index -> MW, RCU readers */
 	u32			mw_next;	/* cyclic index allocation */
-	spinlock_t		mw_lock;	/* sroce_mr.nr_mw and .dying */
+	spinlock_t		mw_lock;	/* sroce_mr.nr_mw and .dying,
+						 * sroce_qp.mw_list
+						 */
 	struct xarray		ah_xa;		/* ah_num -> AH */
 	struct xarray		qp_xa;		/* QPN -> QP, RCU readers */
 	u32			qp_next;	/* cyclic QPN allocation */
@@ -235,6 +237,9 @@ struct sroce_mw {
 	u8			type;		/* IB_MW_TYPE_1 or IB_MW_TYPE_2 */
 	bool			bound;		/* a binding with length > 0 */
 	u32			qpn;		/* type 2: the QP it is bound to */
+	struct list_head	qp_entry;	/* type 2 bound: in its QP's mw_list,
+						 * under sdev->mw_lock
+						 */
 	struct sroce_mr		*mr;		/* bound: counted in mr->nr_mw */
 	u64			iova;
 	u64			length;
@@ -416,6 +421,7 @@ struct sroce_qp {
 	bool			user;
 	bool			dying;		/* under both locks */
 	bool			tx_backoff;	/* owned by the SROCE_QP_RUNNING holder */
+	struct list_head	mw_list;	/* type 2 windows bound through it */
 
 	/* Attributes, written under both locks, read under either. */
 	enum ib_qp_state	state;
@@ -455,6 +461,7 @@ struct sroce_qp {
 	u8			req_err;	/* WC status once failed */
 	struct hrtimer		timer;		/* retransmit and RNR */
 	u64			timer_ns;	/* ACK timeout, 0 = none */
+	ktime_t			ack_deadline;	/* the ACK timeout expires then */
 	struct delayed_work	tx_work;
 
 	/* Receive side: responder, under rq_lock. */
