@@ -290,17 +290,26 @@ u32 sroce_req_fetch(struct sroce_qp *qp)
 	return n;
 }
 
-/* Arm the ACK timer if anything is unacknowledged. Caller holds sq_lock. */
+/**
+ * sroce_req_arm_timer() - the ACK timeout starts again from now
+ * @qp: the QP; caller holds sq_lock
+ *
+ * Called when something is sent with nothing outstanding, and when an ACK
+ * moves the oldest unacknowledged PSN. The timer is lazy: starting and
+ * cancelling an hrtimer per message costs more than the message under
+ * emulation, so only the deadline moves here. A timer that fires early
+ * goes back to sleep until the deadline (sroce_req_timer()); one that
+ * finds nothing outstanding just stops.
+ */
 void sroce_req_arm_timer(struct sroce_qp *qp)
 {
-	if (qp->rnr_wait || !qp->timer_ns || qp->dying)
+	if (qp->rnr_wait || !qp->timer_ns || qp->dying ||
+	    qp->una_psn == qp->req_psn)
 		return;
-	if (qp->una_psn == qp->req_psn) {
-		hrtimer_try_to_cancel(&qp->timer);
-		return;
-	}
-	hrtimer_start(&qp->timer, ns_to_ktime(qp->timer_ns),
-		      HRTIMER_MODE_REL_SOFT);
+	qp->ack_deadline = ktime_add_ns(ktime_get(), qp->timer_ns);
+	if (!hrtimer_is_queued(&qp->timer))
+		hrtimer_start(&qp->timer, qp->ack_deadline,
+			      HRTIMER_MODE_ABS_SOFT);
 }
 
 /**
@@ -613,7 +622,8 @@ again:
 	if (skb && sroce_qp_unacked(qp)) {
 		qp->una_psn = qp->req_psn;
 		sroce_comp_sent(qp);
-	} else if (skb && !hrtimer_active(&qp->timer)) {
+	} else if (skb && *psn == qp->una_psn) {
+		/* The first outstanding packet: its ACK is due from now. */
 		sroce_req_arm_timer(qp);
 	}
 out:
@@ -630,7 +640,13 @@ enum hrtimer_restart sroce_req_timer(struct hrtimer *t)
 	enum ib_wc_status fail = IB_WC_SUCCESS;
 
 	spin_lock(&qp->sq_lock);
-	if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD) {
+	/*
+	 * Stale: while this waited for the lock, an RNR NAK or the transmit
+	 * path queued the timer again (hrtimer_start() on a running timer);
+	 * that expiry is the one that counts.
+	 */
+	if (hrtimer_is_queued(t) ||
+	    (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD)) {
 		spin_unlock(&qp->sq_lock);
 		return HRTIMER_NORESTART;
 	}
@@ -638,6 +654,12 @@ enum hrtimer_restart sroce_req_timer(struct hrtimer *t)
 		qp->rnr_wait = false;
 		sroce_req_rewind(qp, qp->una_psn);
 	} else if (qp->una_psn != qp->req_psn) {
+		/* ACKs or a new first packet moved the deadline meanwhile. */
+		if (ktime_before(ktime_get(), qp->ack_deadline)) {
+			hrtimer_set_expires(t, qp->ack_deadline);
+			spin_unlock(&qp->sq_lock);
+			return HRTIMER_RESTART;
+		}
 		sroce_count(qp->sdev, SROCE_CNT_TIMEOUTS, 1);
 		if (!qp->retry_left) {
 			fail = IB_WC_RETRY_EXC_ERR;
@@ -645,6 +667,10 @@ enum hrtimer_restart sroce_req_timer(struct hrtimer *t)
 			qp->retry_left--;
 			sroce_req_rewind(qp, qp->una_psn);
 		}
+	} else {
+		/* Everything was acknowledged since it was armed. */
+		spin_unlock(&qp->sq_lock);
+		return HRTIMER_NORESTART;
 	}
 	if (fail != IB_WC_SUCCESS)
 		qp->req_err = fail;
@@ -658,14 +684,15 @@ enum hrtimer_restart sroce_req_timer(struct hrtimer *t)
 
 	/*
 	 * What was just sent again is unacknowledged too. The transmit path
-	 * does not arm a timer whose callback is running, so re-arm here
-	 * (the hrtimer core skips this if someone already did).
+	 * re-armed the timer if it ran here; if another context sends, do it
+	 * now.
 	 */
 	spin_lock(&qp->sq_lock);
 	if (!hrtimer_is_queued(t) && qp->una_psn != qp->req_psn &&
 	    qp->timer_ns && !qp->dying &&
 	    !qp->rnr_wait && qp->state == IB_QPS_RTS) {
-		hrtimer_forward_now(t, ns_to_ktime(qp->timer_ns));
+		qp->ack_deadline = ktime_add_ns(ktime_get(), qp->timer_ns);
+		hrtimer_set_expires(t, qp->ack_deadline);
 		spin_unlock(&qp->sq_lock);
 		return HRTIMER_RESTART;
 	}
