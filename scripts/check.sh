@@ -99,6 +99,7 @@ fi
 vm functional-debian debian 1 "$top/tests/guest/run.sh" functional.sh
 vm functional-debug debug 1 "$top/tests/guest/run.sh" functional.sh
 vm rx-two-vms debian 2 "$top/tests/guest/run.sh" rx.sh
+vm rx-two-vms-debug debug 2 "$top/tests/guest/run.sh" rx.sh
 
 # The RC data path: the error paths and atomics (pyverbs), and the
 # perftest/rping/pingpong suite between two sroce guests in both kernels

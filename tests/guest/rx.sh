@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # Two VMs: each creates sroce0; the first sends the second hand-built
 # RoCEv2 frames (good ICRC, bad ICRC, malformed; IPv4 and IPv6) and the
-# second checks that its counters saw exactly those.
+# second checks that its counters saw exactly those. Then hand-built
+# requests against live QPs of the second (wire_qp.py), answers checked.
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -14,6 +15,7 @@ counter() {
 		awk -v k="$1" 'prev == k { print; exit } { prev = $0 }'
 }
 
+kmemleak_clear
 t "install sroce" install_sroce
 t "rdma link add sroce0" rdma link add sroce0 type sroce netdev eth0
 t "peer reachable over IPv4" wait_for 60 ping -c1 -W1 198.18.0.$((peer + 1))
@@ -32,6 +34,30 @@ else
 	t "4 packets with a bad ICRC dropped and counted" test "$(counter rx_icrc_errors)" = 4
 	t "4 malformed packets counted" test "$(counter rx_drop_malformed)" = 4
 fi
+
+# Hand-built requests against live RC QPs (tests/pyverbs/wire_qp.py): the
+# second guest owns the QPs and checks its memory, QP states and receive
+# completions; the first sends and checks every answer on the wire.
+wire=$SROCE_TREE/tests/pyverbs/wire_qp.py
+guest_barrier wire-start 120
+if [ "$me" -eq 0 ]; then
+	if wait_for 120 test -e "$SYNC_DIR/wire.json"; then
+		timeout -k 5 300 $PY "$wire" send eth0 --src 198.18.0.1 \
+			--dst 198.18.0.2 --json "$SYNC_DIR/wire.json" ||
+			T_FAILED=$((T_FAILED + 1))
+	else
+		not_ok "wire_qp.py: the target guest set up its QPs"
+	fi
+	signal wire.done
+else
+	before=$(counter rx_drop_malformed)
+	timeout -k 5 400 $PY "$wire" target sroce0 --ip 198.18.0.2 \
+		--peer 198.18.0.1 --json "$SYNC_DIR/wire.json" \
+		--done "$SYNC_DIR/wire.done" || T_FAILED=$((T_FAILED + 1))
+	t "the 2 requests with headers cut short counted as malformed" \
+		test "$(counter rx_drop_malformed)" = $((before + 2))
+fi
 guest_barrier done 120
 t "rdma link delete sroce0" rdma link delete sroce0
+kmemleak_check
 finish
