@@ -16,9 +16,11 @@ case $target in
 debian)
 	kver=$(ls -d /lib/modules/*/build 2>/dev/null | sort -V | tail -n1 | cut -d/ -f4)
 	kdir=/lib/modules/$kver/build
+	moddir=/lib/modules/$kver
 	;;
 debug)
 	kdir=$("$here/debug-kernel.sh")/build
+	moddir=$(ls -d "$("$here/debug-kernel.sh")"/mods/lib/modules/* | head -n1)
 	;;
 *)
 	echo "build.sh: unknown target $target" >&2
@@ -39,4 +41,27 @@ if grep -E '(warning|error):' "$log"; then
 	echo "build.sh: warnings in $target build (see $log)"
 	exit 1
 fi
+
+# The guest's modules.dep and friends with sroce in extra/, made here where
+# depmod takes a second: a guest's own depmod -a reads every module over
+# 9p under TCG and takes half a minute (tests/guest/lib.sh install_sroce).
+rel=$(basename "$moddir")
+stage=$out/depmod-stage
+rm -rf "$stage"
+mkdir -p "$stage/lib/modules"
+cp -as "$moddir" "$stage/lib/modules/"
+mkdir -p "$stage/lib/modules/$rel/extra"
+cp "$out"/*.ko "$stage/lib/modules/$rel/extra/"
+if ! depmod -b "$stage" "$rel"; then
+	echo "build.sh: depmod for $rel failed"
+	exit 1
+fi
+# Only what depmod wrote: the rest are links into the module tree, which
+# the guest may see elsewhere.
+rm -rf "$out/modindex"
+mkdir "$out/modindex"
+find "$stage/lib/modules/$rel" -maxdepth 1 -type f -name 'modules.*' \
+	-exec cp {} "$out/modindex/" \;
+rm -rf "$stage"
+echo "$rel" >"$out/modindex/release"
 ls "$out"/*.ko

@@ -52,7 +52,13 @@ install_sroce() {
 		/lib/modules || return 1
 	mkdir -p "/lib/modules/$kver/extra"
 	cp "$SROCE_BUILD"/*.ko "/lib/modules/$kver/extra/"
-	depmod -a
+	# The index build.sh made for this kernel, else depmod here (slow).
+	if [ "$(cat "$SROCE_BUILD/modindex/release" 2>/dev/null)" = "$kver" ]; then
+		cp "$SROCE_BUILD"/modindex/modules.* "/lib/modules/$kver/" ||
+			return 1
+	else
+		depmod -a || return 1
+	fi
 	modprobe ib_uverbs
 }
 
