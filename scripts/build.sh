@@ -19,8 +19,9 @@ debian)
 	moddir=/lib/modules/$kver
 	;;
 debug)
-	kdir=$("$here/debug-kernel.sh")/build
-	moddir=$(ls -d "$("$here/debug-kernel.sh")"/mods/lib/modules/* | head -n1)
+	kernel=$("$here/debug-kernel.sh")
+	kdir=$kernel/build
+	moddir=$(ls -d "$kernel"/mods/lib/modules/* | head -n1)
 	;;
 *)
 	echo "build.sh: unknown target $target" >&2

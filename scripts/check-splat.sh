@@ -25,6 +25,9 @@ patterns=(
 	'blocked for more than [0-9]+ seconds'
 	'soft lockup - CPU#'
 	'rcu_[a-z_]+ (self-)?detected stall'
+	# A NIC whose transmit queue stopped for good: every test after it
+	# fails for want of a network, so say so where it started.
+	'NETDEV WATCHDOG: .*timed out'
 )
 re=$(IFS='|'; echo "${patterns[*]}")
 

@@ -12,6 +12,8 @@ usage: vm-run.sh --kernel debian|debug --out DIR [--vms 1|2] [--cpus N]
   In each guest COMMAND runs from the tree with SROCE_VM_INDEX, SROCE_VM_COUNT,
   SROCE_OUT (DIR/vmN), SROCE_SHARED (DIR/shared), SROCE_TREE, SROCE_KERNEL.
   SROCE_KVM=1 uses KVM instead of TCG (KVM guests hang on some hosts).
+  SROCE_QEMU_MONITOR=1 gives each guest a QEMU monitor on DIR/vmN/mon.sock
+  (e.g. "info virtio-queue-status" when a guest's NIC looks stuck).
 EOF
 	exit 2
 }
@@ -112,10 +114,16 @@ for ((i = 0; i < opt_vms; i++)); do
 	append="console=ttyS0 loglevel=5 panic=-1 no_timer_check $extra SROCE_INIT=$here/guest-init.sh"
 	append+=" SROCE_VM_INDEX=$i SROCE_VM_COUNT=$opt_vms SROCE_KERNEL=$opt_kernel"
 	append+=" SROCE_TREE=$tree SROCE_TIMEOUT=$opt_timeout SROCE_CMD=\"$cmd\""
+	# maxcpus of 2 or more even for a one-vCPU guest: QEMU 7.2's TCG drops
+	# a lone vCPU's memory barriers (no other vCPU to order against), but
+	# virtio's device model runs in another thread. A guest's store to
+	# the ring and its load of the event index then pass each other, a
+	# notification is lost and the NIC's transmit queue stops for good
+	# (NETDEV WATCHDOG). Later QEMU emits them always.
 	# q35: on pc the debug kernel spends ~100 s routing ACPI PCI IRQ links.
 	# shellcheck disable=SC2046 # share() output is meant to be split
 	qemu-system-x86_64 -machine "q35,accel=$accel" -cpu "$cpu" \
-		-smp "$opt_cpus" -m "$opt_mem" \
+		-smp "$opt_cpus,maxcpus=$((opt_cpus > 2 ? opt_cpus : 2))" -m "$opt_mem" \
 		-nodefaults -display none -no-reboot \
 		-serial "file:$out/vm$i/console.log" \
 		-kernel "$bzimage" -initrd "$initrd" -append "$append" \
@@ -124,6 +132,7 @@ for ((i = 0; i < opt_vms; i++)); do
 		$(share out "$out" out) \
 		-netdev "socket,id=n0,udp=127.0.0.1:${ports[1 - i]},localaddr=127.0.0.1:${ports[i]}" \
 		-device "virtio-net-pci,netdev=n0,mac=52:54:00:12:34:0$i,speed=10000,duplex=full" \
+		${SROCE_QEMU_MONITOR:+-monitor unix:$out/vm$i/mon.sock,server=on,wait=off} \
 		< /dev/null > "$out/vm$i/qemu.log" 2>&1 &
 	pids+=($!)
 done

@@ -106,6 +106,8 @@ fio_run() {
 	else
 		not_ok "fio $name $size verify=crc32c on $dev"
 		tail -n 30 "$log" | sed 's/^/#   /'
+		# Why the I/O stopped: the NVMe host's and the NIC's view.
+		dmesg | tail -n 20 | sed 's/^/#   dmesg: /'
 	fi
 	grep -E '^ +(READ|WRITE):' "$log" | sed 's/^ */# /'
 }
