@@ -111,7 +111,11 @@ for ((i = 0; i < opt_vms; i++)); do
 	# no_timer_check: under TCG on a loaded host the IO-APIC timer probe can
 	# miss its window and panic the boot ("IO-APIC + timer doesn't work").
 	mkdir -p "$out/vm$i"
-	append="console=ttyS0 loglevel=5 panic=-1 no_timer_check $extra SROCE_INIT=$here/guest-init.sh"
+	# tsc=reliable: TCG's TSC is the host's, the same on every vCPU; but
+	# with two possible vCPUs (maxcpus below) and no constant-TSC flag
+	# the guest calls it unsynchronized and falls back on the HPET, whose
+	# slow reads spoil perftest's clock calibration.
+	append="console=ttyS0 loglevel=5 panic=-1 no_timer_check tsc=reliable $extra SROCE_INIT=$here/guest-init.sh"
 	append+=" SROCE_VM_INDEX=$i SROCE_VM_COUNT=$opt_vms SROCE_KERNEL=$opt_kernel"
 	append+=" SROCE_TREE=$tree SROCE_TIMEOUT=$opt_timeout SROCE_CMD=\"$cmd\""
 	# maxcpus of 2 or more even for a one-vCPU guest: QEMU 7.2's TCG drops
