@@ -408,8 +408,10 @@ struct sroce_rjob {
 
 /* Bits of sroce_qp.flags. */
 enum {
-	SROCE_QP_RUNNING,	/* one context owns the transmit loop */
-	SROCE_QP_AGAIN,		/* more to transmit: the owner loops */
+	SROCE_QP_RESP_RUNNING,	/* one context sends the responder's stream */
+	SROCE_QP_RESP_AGAIN,	/* more for it: the owner loops */
+	SROCE_QP_REQ_RUNNING,	/* one context sends the requester's stream */
+	SROCE_QP_REQ_AGAIN,	/* more for it: the owner loops */
 };
 
 struct sroce_qp {
@@ -420,7 +422,6 @@ struct sroce_qp {
 	unsigned long		flags;
 	bool			user;
 	bool			dying;		/* under both locks */
-	bool			tx_backoff;	/* owned by the SROCE_QP_RUNNING holder */
 	struct list_head	mw_list;	/* type 2 windows bound through it */
 
 	/* Attributes, written under both locks, read under either. */
