@@ -1,11 +1,24 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The few interfaces that differ between the kernels sroce builds for
- * (Debian 6.1 and newer). Kbuild detects each difference in the target
- * tree and passes a SROCE_HAVE_* switch; keep one shim per difference.
+ * (Debian 12's 6.1 to 7.2). Kbuild probes the target tree for each
+ * difference and passes a SROCE_HAVE_* switch (see Kbuild); this header
+ * keeps one shim per difference, so the driver's own files have no
+ * version tests. Included at the end of sroce.h: the ib_device_ops
+ * adapters below call the driver's own entry points.
  */
 #ifndef SROCE_COMPAT_H
 #define SROCE_COMPAT_H
+
+#include <linux/hrtimer.h>
+#include <rdma/ib_umem.h>
+
+/* <asm/unaligned.h> moved to <linux/unaligned.h> in 6.12. */
+#ifdef SROCE_HAVE_LINUX_UNALIGNED
+#include <linux/unaligned.h>
+#else
+#include <asm/unaligned.h>
+#endif
 
 /* <kunit/visibility.h> arrived in 6.2. */
 #ifdef SROCE_HAVE_KUNIT_VISIBILITY
@@ -22,6 +35,102 @@
 #define SROCE_IMPORT_KUNIT_NS() MODULE_IMPORT_NS("EXPORTED_FOR_KUNIT_TESTING")
 #else
 #define SROCE_IMPORT_KUNIT_NS() MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING)
+#endif
+
+/* The IBTA 1.5 FLUSH rights of a QP (6.2), kept by value where missing. */
+#ifdef SROCE_HAVE_ACCESS_FLUSH
+#define SROCE_ACCESS_FLUSH (IB_ACCESS_FLUSH_GLOBAL | IB_ACCESS_FLUSH_PERSISTENT)
+#else
+#define SROCE_ACCESS_FLUSH (BIT(8) | BIT(9))
+#endif
+
+/* The UDP tunnel helpers take the struct sock, not the socket, in 7.x. */
+#ifdef SROCE_HAVE_UDP_TUNNEL_SK
+#define sroce_udp_tunnel_arg(sock) ((sock)->sk)
+#else
+#define sroce_udp_tunnel_arg(sock) (sock)
+#endif
+
+/*
+ * A workqueue names whether it is per-CPU since 7.x (the default turns
+ * unbound); sroce's is per-CPU, to keep a QP's work on the CPU that queued
+ * it.
+ */
+#ifdef SROCE_HAVE_WQ_PERCPU
+#define SROCE_WQ_PERCPU WQ_PERCPU
+#else
+#define SROCE_WQ_PERCPU 0
+#endif
+
+/* hrtimer_setup() replaced hrtimer_init() plus ->function in 6.13. */
+static inline void
+sroce_hrtimer_setup(struct hrtimer *t, enum hrtimer_restart (*fn)(struct hrtimer *),
+		    clockid_t clock, enum hrtimer_mode mode)
+{
+#ifdef SROCE_HAVE_HRTIMER_SETUP
+	hrtimer_setup(t, fn, clock, mode);
+#else
+	hrtimer_init(t, clock, mode);
+	t->function = fn;
+#endif
+}
+
+/* ib_umem_get() of a user address became ib_umem_get_va() in 7.x. */
+static inline struct ib_umem *sroce_umem_get(struct ib_device *dev,
+					     unsigned long addr, size_t size,
+					     int access)
+{
+#ifdef SROCE_HAVE_UMEM_GET_VA
+	return ib_umem_get_va(dev, addr, size, access);
+#else
+	return ib_umem_get(dev, addr, size, access);
+#endif
+}
+
+/*
+ * ib_device_ops entries whose shape changed. Each adapter only converts
+ * arguments; verbs.c puts them in the ops table.
+ */
+
+/* create_cq takes the uverbs attribute bundle (NULL in kernel) since 6.11. */
+#ifdef SROCE_HAVE_CREATE_CQ_ATTRS
+static inline int sroce_op_create_cq(struct ib_cq *cq,
+				     const struct ib_cq_init_attr *attr,
+				     struct uverbs_attr_bundle *attrs)
+{
+	return sroce_create_cq(cq, attr, attrs ? &attrs->driver_udata : NULL);
+}
+#else
+#define sroce_op_create_cq sroce_create_cq
+#endif
+
+/* resize_cq became resize_user_cq with an unsigned size in 7.x. */
+#ifdef SROCE_HAVE_RESIZE_USER_CQ
+#define SROCE_OP_RESIZE_CQ resize_user_cq
+static inline int sroce_op_resize_cq(struct ib_cq *cq, unsigned int cqe,
+				     struct ib_udata *udata)
+{
+	return cqe > INT_MAX ? -EINVAL : sroce_resize_cq(cq, cqe, udata);
+}
+#else
+#define SROCE_OP_RESIZE_CQ resize_cq
+#define sroce_op_resize_cq sroce_resize_cq
+#endif
+
+/* reg_user_mr gained a DMA handle (unused by a software device) in 7.x. */
+#ifdef SROCE_HAVE_REG_MR_DMAH
+static inline struct ib_mr *sroce_op_reg_user_mr(struct ib_pd *pd, u64 start,
+						 u64 length, u64 iova,
+						 int access,
+						 struct ib_dmah *dmah,
+						 struct ib_udata *udata)
+{
+	if (dmah)
+		return ERR_PTR(-EOPNOTSUPP);
+	return sroce_reg_user_mr(pd, start, length, iova, access, udata);
+}
+#else
+#define sroce_op_reg_user_mr sroce_reg_user_mr
 #endif
 
 #endif /* SROCE_COMPAT_H */

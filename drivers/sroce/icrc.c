@@ -14,7 +14,6 @@
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/udp.h>
-#include <asm/unaligned.h>
 
 #include "sroce.h"
 #include <sroce/wire.h>

@@ -507,7 +507,7 @@ struct ib_mr *sroce_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 
 	/* A zero-length MR pins nothing; every non-empty access is out of range. */
 	if (length) {
-		mr->umem = ib_umem_get(pd->device, start, length, access);
+		mr->umem = sroce_umem_get(pd->device, start, length, access);
 		if (IS_ERR(mr->umem)) {
 			err = PTR_ERR(mr->umem);
 			mr->umem = NULL;

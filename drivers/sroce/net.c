@@ -17,10 +17,8 @@
 #include <linux/skbuff.h>
 #include <net/addrconf.h>
 #include <net/ip6_route.h>
-#include <net/ipv6_stubs.h>
 #include <net/route.h>
 #include <net/udp_tunnel.h>
-#include <asm/unaligned.h>
 
 #include "sroce.h"
 #include <sroce/wire.h>
@@ -51,22 +49,29 @@ struct sroce_dev *sroce_dev_get_by_netdev(struct net_device *ndev)
 	return to_sdev(ib);
 }
 
-static __wsum sroce_crc_update(const void *p, int len, __wsum crc)
+/*
+ * CRC-32 over [@off, @off + @len) of @skb, fragments and all, without
+ * linearizing (skb_checksum_ops, the older way, left the kernel in 7.x).
+ */
+static u32 sroce_skb_crc(struct sk_buff *skb, u32 off, u32 len, u32 crc)
 {
-	return (__force __wsum)crc32_le((__force u32)crc, p, len);
-}
+	struct skb_seq_state st;
+	const u8 *data;
+	u32 done = 0;
 
-static __wsum sroce_crc_combine(__wsum a, __wsum b, int off, int len)
-{
-	return (__force __wsum)crc32_le_combine((__force u32)a, (__force u32)b,
-						len);
-}
+	skb_prepare_seq_read(skb, off, off + len, &st);
+	while (done < len) {
+		u32 n = skb_seq_read(done, &data, &st);
 
-/* Walks fragments without linearizing: CRC-32 through skb_checksum. */
-static const struct skb_checksum_ops sroce_crc_ops = {
-	.update = sroce_crc_update,
-	.combine = sroce_crc_combine,
-};
+		if (!n)
+			break;
+		n = min(n, len - done);
+		crc = crc32_le(crc, data, n);
+		done += n;
+	}
+	skb_abort_seq_read(&st);
+	return crc;
+}
 
 /**
  * sroce_pkt_icrc_begin() - start the ICRC check of a received packet
@@ -134,10 +139,8 @@ bool sroce_pkt_icrc_ok(struct sroce_pkt *pkt)
 
 	if (!pkt->icrc_todo)
 		return true;
-	crc = (__force u32)__skb_checksum(pkt->skb, pkt->payoff,
-					 pkt->paylen + pkt->padlen,
-					 (__force __wsum)pkt->hcrc,
-					 &sroce_crc_ops);
+	crc = sroce_skb_crc(pkt->skb, pkt->payoff, pkt->paylen + pkt->padlen,
+			    pkt->hcrc);
 	return sroce_icrc_final(pkt, crc);
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_pkt_icrc_ok);
@@ -176,11 +179,8 @@ bool sroce_pkt_icrc_placed(struct sroce_pkt *pkt, u32 crc)
 	if (!pkt->icrc_todo)
 		return true;
 	if (pkt->padlen)
-		crc = (__force u32)__skb_checksum(pkt->skb,
-						 pkt->payoff + pkt->paylen,
-						 pkt->padlen,
-						 (__force __wsum)crc,
-						 &sroce_crc_ops);
+		crc = sroce_skb_crc(pkt->skb, pkt->payoff + pkt->paylen,
+				    pkt->padlen, crc);
 	return sroce_icrc_final(pkt, crc);
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_pkt_icrc_placed);
@@ -390,8 +390,7 @@ static struct dst_entry *sroce_route6(struct dst_cache *cache,
 	dst = cache ? dst_cache_get_ip6(cache, &saddr) : NULL;
 	if (dst)
 		return dst;
-	dst = ipv6_stub->ipv6_dst_lookup_flow(&init_net, sroce_sk6->sk, &fl,
-					      NULL);
+	dst = ip6_dst_lookup_flow(&init_net, sroce_sk6->sk, &fl, NULL);
 	if (IS_ERR(dst))
 		return NULL;
 	if (cache)
@@ -598,7 +597,7 @@ static struct socket *sroce_udp_open(bool ipv6)
 	err = udp_sock_create(&init_net, &cfg, &sock);
 	if (err)
 		return ERR_PTR(err);
-	setup_udp_tunnel_sock(&init_net, sock, &tcfg);
+	setup_udp_tunnel_sock(&init_net, sroce_udp_tunnel_arg(sock), &tcfg);
 	/*
 	 * setup_udp_tunnel_sock() turns IPv4 multicast loopback off, but QPs
 	 * of this host attached to a group must get what is sent to it (IPv6
@@ -610,7 +609,7 @@ static struct socket *sroce_udp_open(bool ipv6)
 		err = sock->ops->setsockopt(sock, SOL_IP, IP_MULTICAST_LOOP,
 					    KERNEL_SOCKPTR(&one), sizeof(one));
 		if (err) {
-			udp_tunnel_sock_release(sock);
+			udp_tunnel_sock_release(sroce_udp_tunnel_arg(sock));
 			return ERR_PTR(err);
 		}
 	}
@@ -620,7 +619,7 @@ static struct socket *sroce_udp_open(bool ipv6)
 static void sroce_udp_close(struct socket **sock)
 {
 	if (*sock)
-		udp_tunnel_sock_release(*sock);
+		udp_tunnel_sock_release(sroce_udp_tunnel_arg(*sock));
 	*sock = NULL;
 }
 

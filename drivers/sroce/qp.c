@@ -27,7 +27,8 @@ static struct workqueue_struct *sroce_wq;
 
 int sroce_wq_init(void)
 {
-	sroce_wq = alloc_workqueue("sroce", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
+	sroce_wq = alloc_workqueue("sroce", WQ_HIGHPRI | WQ_MEM_RECLAIM |
+				   SROCE_WQ_PERCPU, 0);
 	return sroce_wq ? 0 : -ENOMEM;
 }
 
@@ -458,8 +459,8 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	spin_lock_init(&qp->rq_lock);
 	INIT_DELAYED_WORK(&qp->tx_work, sroce_tx_work);
 	INIT_DELAYED_WORK(&qp->rq_err_work, sroce_rq_err_work);
-	hrtimer_init(&qp->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
-	qp->timer.function = sroce_req_timer;
+	sroce_hrtimer_setup(&qp->timer, sroce_req_timer, CLOCK_MONOTONIC,
+			    HRTIMER_MODE_REL_SOFT);
 	qp->state = IB_QPS_RESET;
 	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
 	qp->path_mtu = IB_MTU_256;
@@ -598,7 +599,8 @@ static int sroce_qp_check_attr(struct sroce_qp *qp, struct ib_qp_attr *a,
 	    (a->qp_access_flags & ~(IB_ACCESS_REMOTE_WRITE |
 				    IB_ACCESS_REMOTE_READ |
 				    IB_ACCESS_REMOTE_ATOMIC |
-				    IB_ACCESS_LOCAL_WRITE)))
+				    IB_ACCESS_LOCAL_WRITE |
+				    SROCE_ACCESS_FLUSH)))
 		return -EINVAL;
 	/* No alternate paths on RoCE; no resizing through modify. */
 	if (mask & (IB_QP_ALT_PATH | IB_QP_CAP))

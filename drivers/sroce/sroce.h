@@ -16,7 +16,6 @@
 #include <rdma/uverbs_ioctl.h>
 #include <uapi/rdma/rdma_user_rxe.h>
 
-#include "compat.h"
 #include <sroce/wire.h>
 
 #define SROCE_DRV_VERSION	"0.1.0"
@@ -831,5 +830,7 @@ static inline u8 sroce_key_next(u8 key8)
 {
 	return key8 == 0xff ? 1 : key8 + 1;
 }
+
+#include "compat.h"
 
 #endif /* SROCE_H */

@@ -44,8 +44,11 @@ void sroce_res_put(struct sroce_dev *sdev, enum sroce_res r)
 static int sroce_query_device(struct ib_device *ib, struct ib_device_attr *a,
 			      struct ib_udata *udata)
 {
-	/* The rxe ABI carries no driver data here. */
-	if (udata->inlen || udata->outlen)
+	/*
+	 * The rxe ABI carries no driver data here. ib_core passes no udata
+	 * at all when it registers the device on newer kernels.
+	 */
+	if (udata && (udata->inlen || udata->outlen))
 		return -EINVAL;
 
 	memset(a, 0, sizeof(*a));
@@ -264,7 +267,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.alloc_pd = sroce_alloc_pd,
 	.alloc_ucontext = sroce_alloc_ucontext,
 	.attach_mcast = sroce_attach_mcast,
-	.create_cq = sroce_create_cq,
+	.create_cq = sroce_op_create_cq,
 	.create_qp = sroce_create_qp,
 	.create_srq = sroce_create_srq,
 	.dealloc_driver = sroce_dealloc_driver,
@@ -297,9 +300,9 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.query_port = sroce_query_port,
 	.query_qp = sroce_query_qp,
 	.query_srq = sroce_query_srq,
-	.reg_user_mr = sroce_reg_user_mr,
+	.reg_user_mr = sroce_op_reg_user_mr,
 	.req_notify_cq = sroce_req_notify_cq,
-	.resize_cq = sroce_resize_cq,
+	.SROCE_OP_RESIZE_CQ = sroce_op_resize_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_cq, sroce_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_mw, sroce_ibmw, ibmw),

@@ -9,7 +9,6 @@
 #include <linux/percpu.h>
 #include <linux/skbuff.h>
 #include <linux/udp.h>
-#include <asm/unaligned.h>
 
 #include "../sroce.h"
 #include <sroce/wire.h>
