@@ -1,6 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# sroce against rdma_rxe with perftest, in QEMU guests on the Debian kernel:
+# sroce against rdma_rxe of the same kernel with perftest, in QEMU guests
+# (--kernel 6.1, 6.12 or 7.2: Debian 12's, Debian 13's or sid's, each
+# with its own userland):
 # ib_write_bw, ib_read_bw, ib_send_bw at 64 KiB, ib_send_lat and
 # ib_write_lat at 2 and 64 bytes; in one guest (client and server on the
 # same device) and between two guests; the drivers alternate run by run
@@ -14,12 +16,13 @@
 set -uo pipefail
 usage() {
 	cat >&2 <<'EOF'
-usage: bench.sh [--rounds N] [--drivers sroce,rxe] [--setups one,two]
-                [--out DIR] [--timeout SEC]
+usage: bench.sh [--kernel 6.1|6.12|7.2] [--rounds N] [--drivers sroce,rxe]
+                [--setups one,two] [--out DIR] [--timeout SEC]
+  --kernel   the guests' kernel (default 6.1); both drivers run on it
   --rounds   rounds of every driver in every setup (default 2)
   --drivers  which drivers, in the order they alternate (default sroce,rxe)
   --setups   one: one VM, loopback; two: two VMs (default one,two)
-  --out      results directory (default build/bench)
+  --out      results directory (default build/bench/KERNEL)
   --timeout  limit of one VM run, boot included (default 900)
   The guest reads BENCH_SECS (bandwidth run length, default 5), BENCH_ITERS
   (latency iterations, default 1000) and BENCH_TIMEOUT (limit of one
@@ -30,10 +33,11 @@ EOF
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
 
-rounds=2 drivers=sroce,rxe setups=one,two out=$top/build/bench vm_timeout=900
+rounds=2 drivers=sroce,rxe setups=one,two out='' vm_timeout=900 kernel=6.1
 while [ $# -gt 0 ]; do
 	[ $# -ge 2 ] || usage
 	case $1 in
+	--kernel) kernel=$2 ;;
 	--rounds) rounds=$2 ;;
 	--drivers) drivers=$2 ;;
 	--setups) setups=$2 ;;
@@ -49,6 +53,8 @@ done
 IFS=, read -ra DRIVERS <<<"$drivers"
 IFS=, read -ra SETUPS <<<"$setups"
 for d in "${DRIVERS[@]}"; do [[ $d =~ ^(sroce|rxe)$ ]] || usage; done
+[[ $kernel =~ ^(6\.1|6\.12|7\.2)$ ]] || usage
+: "${out:=$top/build/bench/$kernel}"
 for s in "${SETUPS[@]}"; do [[ $s =~ ^(one|two)$ ]] || usage; done
 
 # The guest side reads these; the kernel command line carries no
@@ -70,7 +76,7 @@ RUNS=("ib_write_bw 65536" "ib_read_bw 65536" "ib_send_bw 65536"
 built=1
 if [[ ,$drivers, == *,sroce,* ]]; then
 	echo "bench: building sroce.ko"
-	"$here/build.sh" debian >"$out/build.log" 2>&1 || {
+	"$here/build.sh" "$kernel" >"$out/build.log" 2>&1 || {
 		built=0
 		echo "bench: the sroce build failed (see $out/build.log); sroce will show fail"
 	}
@@ -89,7 +95,8 @@ for ((round = 1; round <= rounds; round++)); do
 				mkdir -p "$dir/vm0"
 				: >"$dir/vm0/bench.txt"
 			else
-				"$here/vm-run.sh" --kernel debian --vms $vms --out "$dir" \
+				"$here/vm-run.sh" --kernel "$kernel" --vms $vms \
+					--cpus $((3 - vms)) --out "$dir" \
 					--timeout "$vm_timeout" -- "${genv[@]}" \
 					"$top/tests/guest/bench.sh" "$drv" "$setup" >"$dir.log" 2>&1
 				status=$(tail -n1 "$dir.log")

@@ -9,11 +9,11 @@ top=$(dirname "$here")
 out=$top/build/demo
 
 "$here/deps.sh"
-"$here/build.sh" debian >/dev/null
-echo "demo: built $top/build/debian/sroce.ko; booting two VMs (QEMU, ~1-2 min under TCG)"
+"$here/build.sh" 6.1 >/dev/null
+echo "demo: built $top/build/6.1/sroce.ko; booting two VMs (QEMU, ~1-2 min under TCG)"
 rm -rf "$out"
 status=0
-"$here/vm-run.sh" --kernel debian --vms 2 --out "$out" --timeout 900 -- \
+"$here/vm-run.sh" --kernel 6.1 --vms 2 --out "$out" --timeout 900 -- \
 	"$top/tests/guest/demo.sh" || status=$?
 for i in 0 1; do
 	echo "==================== VM $i ===================="

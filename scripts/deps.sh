@@ -7,7 +7,7 @@ set -euo pipefail
 PKGS=(
 	build-essential bc bison flex libelf-dev libssl-dev cpio xz-utils zstd kmod
 	linux-image-amd64 linux-headers-amd64 linux-source-6.1
-	qemu-system-x86 busybox-static
+	qemu-system-x86 busybox-static mmdebstrap
 	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev
 	perftest rdmacm-utils python3-pyverbs
 	sparse tshark iproute2 iputils-ping fio nvme-cli nfs-kernel-server python3

@@ -33,9 +33,11 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 echo 1 > /proc/sys/kernel/sysrq	# lets a test dump tasks or locks
-# The debug kernel's modules live under /var/cache, which tmpfs hides below.
-if [ -n "${SROCE_MODDIR:-}" ]; then
-	mount --bind "$SROCE_MODDIR/lib/modules" /lib/modules
+# A kernel other than the host's installed one brings its module tree as a
+# share of its own (scripts/vm-run.sh).
+if [ "${SROCE_MODS:-}" = 1 ]; then
+	mount -t 9p -o ro,trans=virtio,version=9p2000.L,msize=512000,cache=loose \
+		mods /lib/modules
 fi
 mount -t tmpfs -o mode=755 tmpfs /mnt
 mkdir /mnt/out
@@ -55,9 +57,11 @@ mkdir -p /var/log /var/lib /var/cache /var/spool /run/lock
 ln -s /run /var/run
 ln -s /run/lock /var/lock
 # The tree gets its own share so it is there even under /tmp or /var.
+# (The initramfs mounted it already on a root other than the host's.)
 mkdir -p "$SROCE_TREE"
-mount -t 9p -o ro,trans=virtio,version=9p2000.L,msize=512000,cache=loose \
-	tree "$SROCE_TREE"
+mountpoint -q "$SROCE_TREE" ||
+	mount -t 9p -o ro,trans=virtio,version=9p2000.L,msize=512000,cache=loose \
+		tree "$SROCE_TREE"
 mount -t debugfs debugfs /sys/kernel/debug
 modprobe configfs 2>/dev/null || true	# built into the debug kernel
 mount -t configfs configfs /sys/kernel/config
@@ -75,7 +79,7 @@ if ip link show eth0 >/dev/null 2>&1; then
 fi
 
 export SROCE_VM_INDEX=$n SROCE_OUT=$out SROCE_SHARED=/mnt/out/shared
-export SROCE_VM_COUNT SROCE_TREE SROCE_KERNEL
+export SROCE_VM_COUNT SROCE_TREE SROCE_KERNEL SROCE_USERLAND
 # Keep what is left of the host's budget minus time for logs and power off.
 budget=$((SROCE_TIMEOUT - $(cut -d. -f1 /proc/uptime) - 30))
 [ "$budget" -gt 0 ] || { echo "guest-init: no time left to run the test"; exit 1; }

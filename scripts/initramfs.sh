@@ -48,8 +48,8 @@ touch "$stage/modules/order"
 
 cat > "$stage/init" <<'EOF'
 #!/bin/sh
-# sroce initramfs: load the 9p modules, mount the host's / read-only and hand
-# over to $SROCE_INIT. Kernel command-line KEY=value settings arrive as
+# sroce initramfs: load the 9p modules, mount the guest's root (the host's /
+# or a cached userland) read-only and hand over to $SROCE_INIT. Kernel command-line KEY=value settings arrive as
 # environment and pass through switch_root unchanged.
 fail() { echo "initramfs: $*"; poweroff -f; }
 for m in $(cat /modules/order); do
@@ -64,6 +64,16 @@ until mount -t 9p -o ro,trans=virtio,version=9p2000.L,msize=512000,cache=loose \
 	[ $i -lt 5 ] || fail "cannot mount the 9p tag hostroot"
 	sleep 1
 done
+# A root other than the host's has the tree only as a mount point.
+if [ ! -x "/newroot$SROCE_INIT" ] && [ -d "/newroot$SROCE_TREE" ]; then
+	i=0
+	until mount -t 9p -o ro,trans=virtio,version=9p2000.L,msize=512000,cache=loose \
+			tree "/newroot$SROCE_TREE"; do
+		i=$((i + 1))
+		[ $i -lt 5 ] || fail "cannot mount the 9p tag tree"
+		sleep 1
+	done
+fi
 [ -x "/newroot$SROCE_INIT" ] || fail "SROCE_INIT=$SROCE_INIT is not executable"
 exec switch_root /newroot "$SROCE_INIT"
 EOF

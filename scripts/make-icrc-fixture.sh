@@ -37,7 +37,7 @@ if [ -n "$opt_pcap" ]; then
 else
 	out=${opt_out:-$tmp/run}
 	start=$(date +%s)
-	"$here/vm-run.sh" --kernel debian --vms 2 --out "$out" --timeout 600 \
+	"$here/vm-run.sh" --kernel 6.1 --vms 2 --out "$out" --timeout 600 \
 		-- "$tree/tests/guest/run.sh" capture-rxe.sh || {
 		trap - EXIT	# keep the logs of a failed capture
 		echo "make-icrc-fixture: capture failed, see $out/vm*/{tap,console}.log" >&2

@@ -4,7 +4,7 @@
 # device talking to each other, through stock rdma-core (pyverbs):
 # tests/pyverbs/rc_errors.py; then atomics.py, UD, UC and SRQ QPs (ud.py,
 # uc.py, srq.py) and memory windows (mw.py). One VM, Debian or debug kernel:
-#   scripts/vm-run.sh --kernel debian --out DIR -- tests/guest/run.sh rc-errors.sh
+#   scripts/vm-run.sh --kernel 6.1 --out DIR -- tests/guest/run.sh rc-errors.sh
 set -u
 # shellcheck source=tests/guest/lib.sh
 . "$(dirname "$0")/lib.sh"
