@@ -7,13 +7,17 @@ KVER ?= $(shell ls -d /lib/modules/*/build 2>/dev/null | sort -V | tail -n1 | cu
 KDIR ?= /lib/modules/$(KVER)/build
 PWD := $(shell pwd)
 
-.PHONY: all modules clean lint sparse check demo deps debug-kernel kunit bench
+.PHONY: all modules modules_install clean lint sparse check check-all demo deps \
+	debug-kernel bench dkms-deb
 
 all: modules
 
 modules:
 	@test -d "$(KDIR)" || { echo "no kernel build tree at '$(KDIR)': run scripts/deps.sh or set KDIR"; exit 1; }
 	$(MAKE) -C $(KDIR) M=$(PWD) modules
+
+modules_install:
+	$(MAKE) -C $(KDIR) M=$(PWD) modules_install
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(PWD) clean
@@ -37,10 +41,20 @@ debug-kernel:
 check:
 	scripts/check.sh
 
-# perftest with sroce and with rdma_rxe in the same VM setups, alternating,
-# and the sroce/rxe ratio of each figure.
+# The whole suite on every kernel of the matrix, not only the primary one.
+check-all:
+	SROCE_CHECK_ALL=1 scripts/check.sh
+
+# perftest with sroce and with rdma_rxe of the same kernel in the same VM
+# setups, alternating, and the sroce/rxe ratio of each figure:
+# make bench KERNEL=6.1|6.12|7.2.
 bench:
-	scripts/bench.sh
+	scripts/bench.sh --kernel $(or $(KERNEL),6.1)
+
+# sroce-dkms_<version>_all.deb in build/: DKMS builds the module for every
+# installed kernel with headers, and again after kernel upgrades.
+dkms-deb:
+	scripts/dkms-deb.sh
 
 # Build, boot two VMs, show the device and its traffic.
 demo:

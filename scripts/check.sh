@@ -1,10 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # The README's test command (`make check`, run by .ci/run): installs what is
-# missing, builds, lints, runs KUnit in the debug kernel and the functional
-# tests in the Debian kernel and the debug kernel, and ends with one line
+# missing, fetches the kernel matrix (Debian 12's 6.1, Debian 13's 6.12,
+# sid's 7.2, each with its own userland, and a debug kernel), builds and
+# lints for each, runs KUnit in the debug kernel and the guest tests on every
+# kernel, prints a matrix (kernel x step) and ends with one line
 # "N passed, N failed". Every "ok"/"not ok" line a guest prints is a test;
 # every VM run is one more, failing on a non-zero exit or any kernel splat.
+# SROCE_CHECK_ALL=1 (make check-all) runs the whole suite on every kernel.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
@@ -26,6 +29,25 @@ t0=$(date +%s)
 
 pass() { passed=$((passed + 1)); echo "PASS $*"; }
 fail() { failed=$((failed + 1)); echo "FAIL $*"; }
+
+# The matrix: cell[KERNEL|COLUMN] is PASS unless any test under it failed.
+declare -A cell
+columns=()
+note() {
+	local key="$1|$2"
+	[[ " ${columns[*]} " == *" $2 "* ]] || columns+=("$2")
+	if [ "$3" = FAIL ] || [ -z "${cell[$key]:-}" ]; then
+		cell[$key]=$3
+	fi
+}
+# mx KERNEL COLUMN CMD...: run CMD and note in the matrix whether it added
+# any failure.
+mx() {
+	local k=$1 c=$2 f0=$failed
+	shift 2
+	"$@"
+	if [ "$failed" -eq "$f0" ]; then note "$k" "$c" PASS; else note "$k" "$c" FAIL; fi
+}
 
 # step NAME CMD...: one test; the command's output goes to a log, shown on
 # failure.
@@ -57,30 +79,41 @@ count_tap() {
 	done < <(tr -d '\r' <"$file")
 }
 
-# vm NAME KERNEL VMS SCRIPT...: run a guest script; count the VM run and
-# every check the guests report.
+# vm NAME KERNEL[,KERNEL1] VMS SCRIPT...: run a guest script; count the VM
+# run and every check the guests report.
 vm() {
-	local name=$1 kernel=$2 vms=$3 dir i
+	local name=$1 kernel=$2 vms=$3 dir i opts=()
 	shift 3
+	if [ "$1" = --userland ]; then
+		opts=(--userland "$2")
+		shift 2
+	fi
 	dir=$res/$name
 	step "$name: guest exit 0, no kernel splat" \
 		"$here/vm-run.sh" --kernel "$kernel" --vms "$vms" --out "$dir" \
-		--timeout "${SROCE_VM_TIMEOUT:-1500}" -- "$@"
+		--timeout "${SROCE_VM_TIMEOUT:-1500}" "${opts[@]}" -- "$@"
 	for ((i = 0; i < vms; i++))
 		do count_tap "$dir/vm$i/tap.log" "$name[vm$i]"
 	done
 }
 
 step "dependencies installed" "$here/deps.sh"
-step "build against Debian 6.1 headers, W=1 clean" "$here/build.sh" debian
-step "sparse (C=2) clean" "$here/build.sh" debian C=2
+mx 6.12 fetch step "Debian 13 kernel 6.12 and its build chroot fetched or cached" "$here/kernel.sh" 6.12
+mx 7.2 fetch step "sid kernel 7.2 and its build chroot fetched or cached" "$here/kernel.sh" 7.2
+mx 6.12 fetch step "Debian 13 (trixie) userland built or cached" "$here/rootfs.sh" trixie
+mx 7.2 fetch step "sid userland built or cached" "$here/rootfs.sh" sid
+mx debug fetch step "debug kernel built or cached" "$here/debug-kernel.sh"
+for k in 6.1 6.12 7.2 debug; do
+	mx $k build step "build against $k, W=1 clean" "$here/build.sh" $k
+	[ $k = debug ] ||
+		mx $k sparse step "sparse (C=2) clean against $k" "$here/build.sh" $k C=2
+done
 step "checkpatch --strict clean" "$here/lint.sh"
 step "wire.h user-space self-test" \
 	bash -c "make -s -C '$top/tools' && '$top/tools/sroce-wirecheck' --selftest"
-step "debug kernel built or cached" "$here/debug-kernel.sh"
-step "build against the debug kernel (with KUnit), W=1 clean" "$here/build.sh" debug
 
 # KUnit in the debug kernel: every test case counts.
+kunit() {
 vm kunit debug 1 "$top/tests/guest/run.sh" kunit.sh
 if [ -s "$res/kunit/vm0/kunit.log" ]; then
 	kunit_py=$("$here/debug-kernel.sh")/src/tools/testing/kunit/kunit.py
@@ -95,41 +128,97 @@ if [ -s "$res/kunit/vm0/kunit.log" ]; then
 else
 	fail "kunit: no KTAP output from the guest"
 fi
+}
+mx debug kunit kunit
 
-vm functional-debian debian 1 "$top/tests/guest/run.sh" functional.sh
-vm functional-debug debug 1 "$top/tests/guest/run.sh" functional.sh
-vm rx-two-vms debian 2 "$top/tests/guest/run.sh" rx.sh
-vm rx-two-vms-debug debug 2 "$top/tests/guest/run.sh" rx.sh
+pcap() {
+	step "tshark: the capture of $1 decodes as RoCEv2, ICRCs right" \
+		python3 "$here/pcap-check.py" "$res/$1/vm0/roce.pcap" --want "$PCAP_WANT"
+}
 
-# The RC data path: the error paths and atomics (pyverbs), and the
-# perftest/rping/pingpong suite between two sroce guests in both kernels
-# (every tool swept to 8 MiB in the Debian kernel; to 64 KiB in the debug
-# kernel, where -a takes minutes per tool under TCG);
-# in the Debian kernel only, interop with rdma_rxe (whose own receive
-# path trips KASAN in the debug kernel), a capture of that traffic decoded
-# by tshark, and the integrity tool, clean and through netem.
-vm rc-debian debian 2 "$top/tests/guest/run.sh" rc.sh sroce sroce ci
-step "tshark: the capture of sroce traffic decodes as RoCEv2, ICRCs right" \
-	python3 "$here/pcap-check.py" "$res/rc-debian/vm0/roce.pcap" \
-	--want "$PCAP_WANT"
-vm interop-rxe debian 2 "$top/tests/guest/run.sh" rc.sh sroce rxe ci
-step "tshark: the capture of sroce<->rxe traffic decodes, ICRCs right" \
-	python3 "$here/pcap-check.py" "$res/interop-rxe/vm0/roce.pcap" \
-	--want "$PCAP_WANT"
-vm rc-debug debug 2 "$top/tests/guest/run.sh" rc.sh sroce sroce sweep
-vm rc-errors-debian debian 1 "$top/tests/guest/run.sh" rc-errors.sh
-vm rc-errors-debug debug 1 "$top/tests/guest/run.sh" rc-errors.sh
-vm integrity debian 2 "$top/tests/guest/run.sh" integrity.sh sroce sroce 1G
-vm integrity-netem debian 2 "$top/tests/guest/run.sh" integrity.sh sroce sroce 32M netem
+# The full suite on one kernel: device and verbs (with the userland's own
+# rdma-core test suite), hand-built packets on the wire, the RC data path
+# between two sroce guests (every tool swept to 8 MiB, captured and
+# decoded) and against that kernel's rdma_rxe, the error paths and
+# atomics, the integrity tool clean and through netem, and the kernel's
+# own consumers (NVMe-oF with fio verify, NFS over RDMA), also against
+# rdma_rxe in either role.
+full_suite() {
+	local k=$1
+	mx "$k" functional vm "functional-$k" "$k" 1 "$top/tests/guest/run.sh" functional.sh
+	mx "$k" rx vm "rx-two-vms-$k" "$k" 2 "$top/tests/guest/run.sh" rx.sh
+	mx "$k" rc vm "rc-$k" "$k" 2 "$top/tests/guest/run.sh" rc.sh sroce sroce ci
+	mx "$k" rc pcap "rc-$k"
+	mx "$k" interop-rxe vm "interop-rxe-$k" "$k" 2 "$top/tests/guest/run.sh" rc.sh sroce rxe ci
+	mx "$k" interop-rxe pcap "interop-rxe-$k"
+	mx "$k" rc-errors vm "rc-errors-$k" "$k" 1 "$top/tests/guest/run.sh" rc-errors.sh
+	mx "$k" integrity vm "integrity-$k" "$k" 2 "$top/tests/guest/run.sh" integrity.sh sroce sroce 1G
+	mx "$k" integrity vm "integrity-netem-$k" "$k" 2 "$top/tests/guest/run.sh" integrity.sh sroce sroce 32M netem
+	mx "$k" ulp vm "ulp-$k" "$k" 2 "$top/tests/guest/run.sh" ulp.sh sroce sroce 256M sroce sroce 32M
+	mx "$k" ulp vm "ulp-rxe-$k" "$k" 2 "$top/tests/guest/run.sh" ulp.sh sroce rxe 32M rxe sroce 8M
+}
 
-# The kernel's own consumers (kernel QPs/CQs, fast registration,
-# invalidation): NVMe-oF with fio verify and NFS over RDMA, sroce on both
-# sides; sroce against rdma_rxe, each in the other role; and the debug
-# kernel with smaller sizes (KASAN under TCG moves about 1 MB/s).
-vm ulp-debian debian 2 "$top/tests/guest/run.sh" ulp.sh sroce sroce 256M sroce sroce 32M
-vm ulp-rxe debian 2 "$top/tests/guest/run.sh" ulp.sh sroce rxe 32M rxe sroce 8M
-vm ulp-debug debug 2 "$top/tests/guest/run.sh" ulp.sh sroce sroce 8M sroce sroce 4M
+# The other kernels of the matrix: load/unload and device checks with the
+# userland's own rdma-core suite, the RC sweep (every perftest tool at
+# three sizes, rdma_cm, atomics, rping, pingpong, UD/UC/SRQ) against that
+# kernel's own rdma_rxe, and an NVMe-oF smoke run between two sroce guests.
+short_suite() {
+	local k=$1
+	mx "$k" functional vm "functional-$k" "$k" 1 "$top/tests/guest/run.sh" functional.sh
+	mx "$k" interop-rxe vm "interop-rxe-$k" "$k" 2 "$top/tests/guest/run.sh" rc.sh sroce rxe sweep
+	mx "$k" ulp vm "nvmeof-$k" "$k" 2 "$top/tests/guest/run.sh" nvmeof.sh sroce sroce 16M
+	dkms_install "$k"
+}
 
+# DKMS as a user of that release has it: the .deb installed in the suite's
+# chroot builds and installs the module; a guest then autoloads it.
+dkms_install() {
+	mx "$1" dkms step "DKMS: sroce-dkms .deb builds and installs sroce for $1" \
+		"$here/dkms-check.sh" "$1" "$res/dkms-$1"
+	mx "$1" dkms vm "dkms-autoload-$1" "$1" 1 "$top/tests/guest/run.sh" dkms.sh "$res/dkms-$1/modules"
+}
+
+# The primary kernel gets the full suite; 6.1 keeps it too until the
+# newer kernels have a record of their own (Documentation/testing.rst).
+full_suite 6.1
+if [ "${SROCE_CHECK_ALL:-}" = 1 ]; then
+	full_suite 6.12
+	full_suite 7.2
+	dkms_install 6.12
+	dkms_install 7.2
+else
+	short_suite 6.12
+	short_suite 7.2
+fi
+
+# A newer distribution's rdma-core (sid's, its rxe provider and its own
+# test suite) against sroce on Debian 12's kernel.
+mx 6.1 rdma-core-sid vm rdma-core-sid-on-6.1 6.1 1 --userland sid "$top/tests/guest/run.sh" rdma-core.sh
+
+# Across kernel versions on the wire: sroce on one kernel against rdma_rxe
+# on another, every perftest tool once over both GIDs and rdma_cm, the
+# server on either side; one userland (bookworm's perftest) on both sides.
+mx 6.1 cross-7.2-rxe vm cross-6.1-sroce-7.2-rxe 6.1,7.2 2 --userland host "$top/tests/guest/run.sh" rc.sh sroce rxe quick
+mx 7.2 cross-6.1-rxe vm cross-7.2-sroce-6.1-rxe 7.2,6.1 2 --userland host "$top/tests/guest/run.sh" rc.sh sroce rxe quick
+
+# The debug kernel (KASAN, lockdep, kmemleak, UBSAN): the same checks with
+# smaller sizes and counts (KASAN under TCG moves about 1 MB/s; rdma_rxe's
+# own receive path trips KASAN there, so no interop).
+mx debug functional vm functional-debug debug 1 "$top/tests/guest/run.sh" functional.sh
+mx debug rx vm rx-two-vms-debug debug 2 "$top/tests/guest/run.sh" rx.sh
+mx debug rc vm rc-debug debug 2 "$top/tests/guest/run.sh" rc.sh sroce sroce sweep
+mx debug rc-errors vm rc-errors-debug debug 1 "$top/tests/guest/run.sh" rc-errors.sh
+mx debug ulp vm ulp-debug debug 2 "$top/tests/guest/run.sh" ulp.sh sroce sroce 8M sroce sroce 4M
+
+# The matrix: one row per kernel, one column per kind of step.
+printf '\nmatrix (kernel x step; "-" not run on that kernel):\n%-7s' kernel
+for c in "${columns[@]}"; do printf ' %-*s' "${#c}" "$c"; done
+echo
+for k in 6.1 6.12 7.2 debug; do
+	printf '%-7s' "$k"
+	for c in "${columns[@]}"; do printf ' %-*s' "${#c}" "${cell[$k|$c]:--}"; done
+	echo
+done
 echo "check: $(($(date +%s) - t0)) s, results in $res"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -62,6 +62,36 @@ install_sroce() {
 	modprobe ib_uverbs
 }
 
+# rdma_core_suite DEV: rdma-core's own test suite, as this userland's
+# python3-pyverbs ships it, run unchanged against DEV (rdma_core_suite.py
+# leaves out, by name, the few tests that crash the interpreter on any
+# non-mlx5 device in a given release): every test that does not skip
+# itself (mlx5 only, ODP, XRC, device memory, ...) must pass. One TAP
+# line; skips are listed with their reasons, the log is kept in $SROCE_OUT.
+rdma_core_suite() {
+	local dev=$1 rc ver
+	# (/var, and dpkg's database with it, is a tmpfs in the guests.)
+	ver=$(zcat /usr/share/doc/rdma-core/changelog.Debian.gz 2>/dev/null |
+		sed -n '1s/^rdma-core (\([^)]*\)).*/\1/p')
+	rm -rf /tmp/rct && cp -r /usr/share/doc/rdma-core/tests /tmp/rct &&
+		gunzip -f /tmp/rct/*.gz &&
+		(cd /tmp/rct && timeout -k 5 900 "$PY" -X faulthandler \
+			"$SROCE_TREE/tests/pyverbs/rdma_core_suite.py" /tmp/rct \
+			--dev "$dev" -v) >/tmp/rct.log 2>&1
+	rc=$?
+	cp /tmp/rct.log "$SROCE_OUT/rdma-core-tests-$dev.log" 2>/dev/null
+	echo "# rdma-core $ver tests: $(grep -E '^Ran [0-9]+ tests' /tmp/rct.log) $(tail -n 5 /tmp/rct.log | grep -E '^(OK|FAILED)')"
+	grep '^left out: ' /tmp/rct.log | sed 's/^/# /'
+	grep -o "skipped '[^']*'" /tmp/rct.log | sort | uniq -c | sort -rn | sed 's/^/#   /'
+	if [ $rc -eq 0 ]; then
+		ok "rdma-core's own pyverbs tests pass on $dev (rdma-core $ver)"
+	else
+		not_ok "rdma-core's own pyverbs tests pass on $dev (rdma-core $ver, exit $rc)"
+		grep -E '^(ERROR|FAIL):' /tmp/rct.log | sed 's/^/#   /'
+		tail -n 60 /tmp/rct.log | sed 's/^/#   /'
+	fi
+}
+
 dev_exists() { [ -e "/sys/class/infiniband/$1" ]; }
 
 # The value of FIELD in `ibv_devinfo -v -d DEV` (first match).

@@ -21,7 +21,7 @@ from pyverbs.cq import CQ
 from pyverbs.pyverbs_error import PyverbsError, PyverbsRDMAError
 from pyverbs.qp import QPCap, QPEx, QPInitAttrEx
 from pyverbs.wr import SendWR
-import pyverbs.enums as e
+import sroce_enums as e
 
 from tap import check
 from rc_errors import (start, LW, RW, RR, SIG, PAGE, ST, Pair, Region, Side,

@@ -9,7 +9,7 @@ import mmap
 import sys
 
 from pyverbs.device import Context
-from pyverbs.enums import (IBV_ACCESS_LOCAL_WRITE, IBV_ACCESS_REMOTE_ATOMIC,
+from sroce_enums import (IBV_ACCESS_LOCAL_WRITE, IBV_ACCESS_REMOTE_ATOMIC,
                            IBV_ACCESS_REMOTE_READ, IBV_ACCESS_REMOTE_WRITE)
 from pyverbs.mr import MR
 from pyverbs.pd import PD

@@ -28,7 +28,7 @@ from pyverbs.mr import MW, MWBind, MWBindInfo
 from pyverbs.pd import PD
 from pyverbs.pyverbs_error import PyverbsRDMAError
 from pyverbs.wr import SGE, SendWR
-import pyverbs.enums as e
+import sroce_enums as e
 
 from tap import check
 from rc_errors import (start, LW, RW, RR, SIG, PAGE, Pair, Region, case,

@@ -20,7 +20,7 @@ from pyverbs.cq import CQ
 from pyverbs.pyverbs_error import PyverbsRDMAError
 from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
 from pyverbs.wr import SendWR
-import pyverbs.enums as e
+import sroce_enums as e
 
 from tap import check
 from rc_errors import (start, LW, RW, RR, SIG, PAGE, QPS, Region, Side,

@@ -275,7 +275,7 @@ def send_main(a):
 
 def target_main(a):
     # pylint: disable=import-outside-toplevel
-    import pyverbs.enums as e
+    import sroce_enums as e
     from pyverbs.cq import CQ
     from pyverbs.qp import QP, QPCap, QPInitAttr
     from pyverbs.wr import RecvWR
