@@ -196,10 +196,11 @@ fi
 mx 6.1 rdma-core-sid vm rdma-core-sid-on-6.1 6.1 1 --userland sid "$top/tests/guest/run.sh" rdma-core.sh
 
 # Across kernel versions on the wire: sroce on one kernel against rdma_rxe
-# on another, every perftest tool once over both GIDs and rdma_cm, the
-# server on either side; one userland (bookworm's perftest) on both sides.
-mx 6.1 cross-7.2-rxe vm cross-6.1-sroce-7.2-rxe 6.1,7.2 2 --userland host "$top/tests/guest/run.sh" rc.sh sroce rxe quick
-mx 7.2 cross-6.1-rxe vm cross-7.2-sroce-6.1-rxe 7.2,6.1 2 --userland host "$top/tests/guest/run.sh" rc.sh sroce rxe quick
+# on another, the RC sweep (every perftest tool, the server alternating,
+# both GIDs, rdma_cm, atomics, rping, pingpong, UD/UC/SRQ); one userland
+# (bookworm's perftest) on both sides.
+mx 6.1 cross-7.2-rxe vm cross-6.1-sroce-7.2-rxe 6.1,7.2 2 --userland host "$top/tests/guest/run.sh" rc.sh sroce rxe sweep
+mx 7.2 cross-6.1-rxe vm cross-7.2-sroce-6.1-rxe 7.2,6.1 2 --userland host "$top/tests/guest/run.sh" rc.sh sroce rxe sweep
 
 # The debug kernel (KASAN, lockdep, kmemleak, UBSAN): the same checks with
 # smaller sizes and counts (KASAN under TCG moves about 1 MB/s; rdma_rxe's

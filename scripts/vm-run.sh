@@ -93,6 +93,8 @@ guest_kernel() {
 	*) usage ;;
 	esac
 	g_userland=${opt_userland:-$g_userland}
+	# The host's installed kernel on another root brings the host's tree.
+	[ "$1" != 6.1 ] || [ "$g_userland" = host ] || g_mods=/lib/modules
 	case $g_userland in
 	host) g_root=/ ;;
 	trixie | sid)

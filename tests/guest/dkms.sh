@@ -11,7 +11,9 @@ here=$(dirname "$0")
 dir=${1:?usage: dkms.sh DIR}
 kver=$(uname -r)
 
-t "DKMS installed sroce for $kver" test -f "$dir/$kver/updates/dkms/sroce.ko"
+# (DKMS compresses it as the kernel's own modules are: sroce.ko.xz on 7.2.)
+t "DKMS installed sroce for $kver" \
+	bash -c "ls '$dir/$kver'/updates/dkms/sroce.ko*"
 mkdir -p /tmp/dk/upper /tmp/dk/work
 t "DKMS's module tree over /lib/modules" \
 	mount -t overlay overlay \

@@ -73,6 +73,7 @@ rdma_core_suite() {
 	# (/var, and dpkg's database with it, is a tmpfs in the guests.)
 	ver=$(zcat /usr/share/doc/rdma-core/changelog.Debian.gz 2>/dev/null |
 		sed -n '1s/^rdma-core (\([^)]*\)).*/\1/p')
+	modprobe rdma_ucm 2>/dev/null	# (its features are probed)
 	rm -rf /tmp/rct && cp -r /usr/share/doc/rdma-core/tests /tmp/rct &&
 		gunzip -f /tmp/rct/*.gz &&
 		(cd /tmp/rct && timeout -k 5 900 "$PY" -X faulthandler \

@@ -61,7 +61,8 @@ done
 gid_of() {
 	"$PY" -c 'import ipaddress as ia, sys
 a = ia.ip_address(sys.argv[1])
-print(ia.IPv6Address("::ffff:%s" % a if a.version == 4 else a).exploded)' "$1"
+b = ia.IPv6Address("::ffff:%s" % a if a.version == 4 else a).packed
+print(":".join(b[i:i + 2].hex() for i in range(0, 16, 2)))' "$1"
 }
 # roce2_gid_index GID: the index of GID as a RoCE v2 entry of sroce0.
 roce2_gid_index() {

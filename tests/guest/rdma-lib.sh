@@ -56,11 +56,14 @@ teardown_rdma() {
 
 # The 16-byte GID that an address maps to, as sysfs prints it.
 gid_of() {
+	# From the bytes: Python 3.13 writes an IPv4-mapped address's
+	# exploded form with a dotted quad.
 	"${PY:-python3}" -c 'import ipaddress, sys
 a = ipaddress.ip_address(sys.argv[1])
 if a.version == 4:
     a = ipaddress.IPv6Address("::ffff:" + str(a))
-print(a.exploded)' "$1"
+b = a.packed
+print(":".join(b[i:i + 2].hex() for i in range(0, 16, 2)))' "$1"
 }
 
 # One look at the table; prints the index or fails. The table has 1024
