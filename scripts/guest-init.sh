@@ -33,6 +33,13 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 echo 1 > /proc/sys/kernel/sysrq	# lets a test dump tasks or locks
+# On a root other than the host's the initramfs mounted the tree already;
+# park that mount while tmpfs goes over /tmp, /run and /var (the tree may
+# live there), since a 9p tag cannot be mounted a second time.
+if mountpoint -q "$SROCE_TREE"; then
+	mkdir -p /dev/.sroce-tree
+	mount --move "$SROCE_TREE" /dev/.sroce-tree
+fi
 # A kernel other than the host's installed one brings its module tree as a
 # share of its own (scripts/vm-run.sh).
 if [ "${SROCE_MODS:-}" = 1 ]; then
@@ -57,11 +64,13 @@ mkdir -p /var/log /var/lib /var/cache /var/spool /run/lock
 ln -s /run /var/run
 ln -s /run/lock /var/lock
 # The tree gets its own share so it is there even under /tmp or /var.
-# (The initramfs mounted it already on a root other than the host's.)
 mkdir -p "$SROCE_TREE"
-mountpoint -q "$SROCE_TREE" ||
+if mountpoint -q /dev/.sroce-tree 2>/dev/null; then
+	mount --move /dev/.sroce-tree "$SROCE_TREE"
+else
 	mount -t 9p -o ro,trans=virtio,version=9p2000.L,msize=512000,cache=loose \
 		tree "$SROCE_TREE"
+fi
 mount -t debugfs debugfs /sys/kernel/debug
 modprobe configfs 2>/dev/null || true	# built into the debug kernel
 mount -t configfs configfs /sys/kernel/config
