@@ -236,10 +236,16 @@ static int sroce_netdev_event(struct notifier_block *nb, unsigned long event,
 
 	switch (event) {
 	case NETDEV_UNREGISTER:
+		/*
+		 * Repeated every second while the netdev is still referenced
+		 * (netdev_wait_allrefs), and ib_core holds it until the
+		 * queued unregistration is done: act on the first one only.
+		 */
+		if (sdev->dying)
+			break;
+		sdev->dying = true;
 		if (sdev->registered)
 			ib_unregister_device_queued(&sdev->ib);
-		else
-			sdev->dying = true;
 		break;
 	case NETDEV_UP:
 	case NETDEV_DOWN:

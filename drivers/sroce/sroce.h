@@ -109,7 +109,7 @@ struct sroce_dev {
 	netdevice_tracker	ndev_tracker;
 	struct list_head	list;		/* sroce_devs, under sroce_devs_lock */
 	bool			registered;	/* guarded by sroce_devs_lock */
-	bool			dying;		/* netdev left before we registered */
+	bool			dying;		/* netdev unregistering (seen once) */
 
 	spinlock_t		port_lock;	/* port_state, active_mtu */
 	enum ib_port_state	port_state;
