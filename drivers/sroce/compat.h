@@ -52,9 +52,9 @@
 #endif
 
 /*
- * A workqueue names whether it is per-CPU since 7.x (the default turns
- * unbound); sroce's is per-CPU, to keep a QP's work on the CPU that queued
- * it.
+ * Since 7.x a workqueue must say whether it is per-CPU or unbound (7.2
+ * warns and assumes per-CPU); sroce's is per-CPU, to keep a QP's work on
+ * the CPU that queued it.
  */
 #ifdef SROCE_HAVE_WQ_PERCPU
 #define SROCE_WQ_PERCPU WQ_PERCPU
