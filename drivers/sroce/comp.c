@@ -58,6 +58,8 @@ static enum ib_wc_opcode sroce_wc_opcode(u32 wr_opcode)
 		return IB_WC_FETCH_ADD;
 	case SROCE_WR_ATOMIC_WRITE:
 		return (enum ib_wc_opcode)SROCE_WC_ATOMIC_WRITE;
+	case SROCE_WR_FLUSH:
+		return (enum ib_wc_opcode)SROCE_WC_FLUSH;
 	case IB_WR_REG_MR:
 		return IB_WC_REG_MR;
 	case IB_WR_LOCAL_INV:
@@ -287,8 +289,9 @@ static int sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	w = sroce_comp_responded(qp, pkt->psn, &err);
 	if (!w)
 		return err;
-	/* An ATOMIC WRITE is answered by an empty READ RESPONSE ONLY. */
-	if (w->opcode == SROCE_WR_ATOMIC_WRITE) {
+	/* ATOMIC WRITE and FLUSH: answered by an empty READ RESPONSE ONLY. */
+	if (w->opcode == SROCE_WR_ATOMIC_WRITE ||
+	    w->opcode == SROCE_WR_FLUSH) {
 		if (op != SROCE_OP_READ_RESP_ONLY || pkt->paylen)
 			goto malformed;
 		return sroce_comp_atomic_done(qp, w, pkt->psn);

@@ -11,6 +11,7 @@
 #define SROCE_COMPAT_H
 
 #include <linux/hrtimer.h>
+#include <linux/slab.h>
 #include <rdma/ib_umem.h>
 
 /* <asm/unaligned.h> moved to <linux/unaligned.h> in 6.12. */
@@ -30,6 +31,11 @@
 #define EXPORT_SYMBOL_IF_KUNIT(sym)
 #endif
 
+/* Typed allocation (7.x), which 7.x's checkpatch asks for. */
+#ifndef kzalloc_obj
+#define kzalloc_obj(p, gfp) kzalloc(sizeof(p), gfp)
+#endif
+
 /* Symbol namespaces became string literals in 6.13. */
 #ifdef SROCE_HAVE_NS_STRING
 #define SROCE_IMPORT_KUNIT_NS() MODULE_IMPORT_NS("EXPORTED_FOR_KUNIT_TESTING")
@@ -37,12 +43,22 @@
 #define SROCE_IMPORT_KUNIT_NS() MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING)
 #endif
 
-/* The IBTA 1.5 FLUSH rights of a QP (6.2), kept by value where missing. */
+/*
+ * The IBTA 1.5 FLUSH rights (6.2), kept by value where missing. 6.1's
+ * ib_core refuses them on an MR, so sroce offers FLUSH only where they
+ * exist; a QP may still be asked for them (newer providers always do).
+ */
 #ifdef SROCE_HAVE_ACCESS_FLUSH
-#define SROCE_ACCESS_FLUSH (IB_ACCESS_FLUSH_GLOBAL | IB_ACCESS_FLUSH_PERSISTENT)
+#define SROCE_ACCESS_FLUSH_GLOBAL	IB_ACCESS_FLUSH_GLOBAL
+#define SROCE_ACCESS_FLUSH_PERSISTENT	IB_ACCESS_FLUSH_PERSISTENT
+#define SROCE_DEVICE_FLUSH_GLOBAL	IB_DEVICE_FLUSH_GLOBAL
 #else
-#define SROCE_ACCESS_FLUSH (BIT(8) | BIT(9))
+#define SROCE_ACCESS_FLUSH_GLOBAL	BIT(8)
+#define SROCE_ACCESS_FLUSH_PERSISTENT	BIT(9)
+#define SROCE_DEVICE_FLUSH_GLOBAL	0
 #endif
+#define SROCE_ACCESS_FLUSH (SROCE_ACCESS_FLUSH_GLOBAL | \
+			    SROCE_ACCESS_FLUSH_PERSISTENT)
 
 /* The UDP tunnel helpers take the struct sock, not the socket, in 7.x. */
 #ifdef SROCE_HAVE_UDP_TUNNEL_SK

@@ -22,7 +22,8 @@
 /* Access flags an MR may carry. */
 #define SROCE_MR_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
-			 IB_ACCESS_MW_BIND | IB_ACCESS_RELAXED_ORDERING)
+			 IB_ACCESS_MW_BIND | IB_ACCESS_RELAXED_ORDERING | \
+			 SROCE_ACCESS_FLUSH_GLOBAL)
 
 /**
  * sroce_mr_access_ok() - may [@iova, @iova + @len) be used with @need
@@ -190,11 +191,26 @@ static struct sroce_mr *sroce_rkey_get(struct sroce_qp *qp, u32 rkey, u64 va,
  */
 int sroce_rkey_check(struct sroce_qp *qp, u32 rkey, u64 va, u32 len, int need)
 {
+	if (!len)
+		return 0;
+	return sroce_rkey_rights(qp, rkey, va, len, need);
+}
+
+/**
+ * sroce_rkey_rights() - sroce_rkey_check(), with the key checked at length 0
+ * @qp: the responder's QP
+ * @rkey: an MR's or a memory window's rkey
+ * @va: first address
+ * @len: bytes; 0 checks the key and the rights, no range
+ * @need: IB_ACCESS_* rights
+ *
+ * Return: 0, or -EACCES / -ERANGE (an unknown key is -EACCES).
+ */
+int sroce_rkey_rights(struct sroce_qp *qp, u32 rkey, u64 va, u32 len, int need)
+{
 	struct sroce_mr *mr;
 	int err;
 
-	if (!len)
-		return 0;
 	mr = sroce_rkey_get(qp, rkey, va, len, need, &err);
 	if (!mr)
 		return -EACCES;
@@ -433,7 +449,7 @@ static struct sroce_mr *sroce_mr_alloc(struct ib_pd *pd, int access)
 		return ERR_PTR(-EOPNOTSUPP);
 	if (sroce_res_get(sdev, SROCE_RES_MR))
 		return ERR_PTR(-ENOMEM);
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	mr = kzalloc_obj(*mr, GFP_KERNEL);
 	if (!mr) {
 		sroce_res_put(sdev, SROCE_RES_MR);
 		return ERR_PTR(-ENOMEM);

@@ -44,7 +44,7 @@ int sroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 	err = sroce_res_get(sdev, SROCE_RES_MW);
 	if (err)
 		return err;
-	mw = kzalloc(sizeof(*mw), GFP_KERNEL);
+	mw = kzalloc_obj(*mw, GFP_KERNEL);
 	if (!mw) {
 		err = -ENOMEM;
 		goto err_res;

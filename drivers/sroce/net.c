@@ -234,6 +234,10 @@ static bool sroce_parse(struct sk_buff *skb, struct sroce_pkt *pkt)
 
 	/* Extension headers in wire order (IBTA table 38). */
 	p = skb->data + udpl + sizeof(bth);
+	if (pkt->hdrs & SROCE_HDR_FETH) {
+		memcpy(&pkt->feth, p, sizeof(pkt->feth));
+		p += sizeof(pkt->feth);
+	}
 	if (pkt->hdrs & SROCE_HDR_RETH) {
 		memcpy(&pkt->reth, p, sizeof(pkt->reth));
 		p += sizeof(pkt->reth);

@@ -86,7 +86,7 @@ int sroce_queue_init(struct sroce_queue *q, struct ib_ucontext *uctx,
 	if (!uctx)
 		return 0;
 
-	m = kzalloc(sizeof(*m), GFP_KERNEL);
+	m = kzalloc_obj(*m, GFP_KERNEL);
 	if (!m) {
 		err = -ENOMEM;
 		goto err_buf;

@@ -63,6 +63,8 @@ u8 sroce_req_opcode(u32 wr_opcode, bool first, bool last)
 		return SROCE_OP_FETCH_ADD;
 	case SROCE_WR_ATOMIC_WRITE:
 		return SROCE_OP_ATOMIC_WRITE;
+	case SROCE_WR_FLUSH:
+		return SROCE_OP_FLUSH;
 	}
 	return 0xff;
 }
@@ -136,6 +138,9 @@ static bool sroce_wr_supported(struct sroce_qp *qp, u32 op)
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
 	case SROCE_WR_ATOMIC_WRITE:
 		return true;
+	case SROCE_WR_FLUSH:
+		/* The kernel's send WR has no FLUSH form: user QPs only. */
+		return qp->user;
 	}
 	return false;
 }
@@ -166,6 +171,7 @@ static void sroce_req_copy_wqe(struct sroce_qp *qp, u32 i)
 {
 	const struct rxe_send_wqe *u = sroce_queue_slot(&qp->sq, i);
 	struct sroce_swqe *w = sroce_swqe(qp, i);
+	const struct sroce_flush_uwr *fl;
 	u32 num_sge, len, k;
 	u64 sum = 0;
 
@@ -214,6 +220,21 @@ static void sroce_req_copy_wqe(struct sroce_qp *qp, u32 i)
 		/* The result goes to the SGE list, never inline. */
 		w->flags &= ~IB_SEND_INLINE;
 		break;
+	case SROCE_WR_FLUSH:
+		/*
+		 * No data. As for rdma_rxe, the provider puts the address in
+		 * iova and the length in dma.length; rkey, type and level in
+		 * the wr union's FLUSH form.
+		 */
+		fl = (const struct sroce_flush_uwr *)&u->wr.wr;
+		BUILD_BUG_ON(sizeof(*fl) > sizeof(u->wr.wr));
+		w->raddr = READ_ONCE(u->iova);
+		w->rkey = READ_ONCE(fl->rkey);
+		w->flush_len = READ_ONCE(u->dma.length);
+		w->flush_type = READ_ONCE(fl->type);
+		w->flush_level = READ_ONCE(fl->level);
+		w->flags &= ~IB_SEND_INLINE;
+		return;
 	case SROCE_WR_ATOMIC_WRITE:
 		/* The 8 bytes are where inline data goes (dma.atomic_wr). */
 		memcpy(&w->cmp_add, u->dma.inline_data, sizeof(w->cmp_add));
@@ -453,6 +474,10 @@ static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 		   w->opcode == IB_WR_ATOMIC_FETCH_AND_ADD) {
 		opcode = sroce_req_opcode(w->opcode, true, true);
 		ackreq = true;
+	} else if (w->opcode == SROCE_WR_FLUSH) {
+		opcode = SROCE_OP_FLUSH;
+		rlen = w->flush_len;
+		ackreq = true;
 	} else {
 		paylen = min(qp->pmtu, w->length - off);
 		last = off + paylen == w->length;
@@ -490,6 +515,11 @@ static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 		       pad, SROCE_DEFAULT_PKEY, ud ? w->dqpn : qp->dest_qpn,
 		       ackreq, psn);
 	p = skb->data + sizeof(*bth);
+	if (sroce_opcode_hdrs(opcode) & SROCE_HDR_FETH) {
+		sroce_feth_init((struct sroce_feth *)p, w->flush_type,
+				w->flush_level);
+		p += sizeof(struct sroce_feth);
+	}
 	if (ud) {
 		sroce_deth_init((struct sroce_deth *)p, w->qkey,
 				qp->ibqp.qp_num);

@@ -25,7 +25,7 @@ enum {
 static bool sroce_opcode_is_atomic(u8 op)
 {
 	return op == SROCE_OP_CMP_SWAP || op == SROCE_OP_FETCH_ADD ||
-	       op == SROCE_OP_ATOMIC_WRITE;
+	       op == SROCE_OP_ATOMIC_WRITE || op == SROCE_OP_FLUSH;
 }
 
 /**
@@ -87,6 +87,7 @@ int sroce_resp_opseq(u8 in_msg, u8 opcode, u8 *next)
 	case SROCE_OP_CMP_SWAP:
 	case SROCE_OP_FETCH_ADD:
 	case SROCE_OP_ATOMIC_WRITE:
+	case SROCE_OP_FLUSH:
 		*next = SROCE_MSG_NONE;
 		return in_msg == SROCE_MSG_NONE ? 0 : -EINVAL;
 	}
@@ -529,6 +530,72 @@ invalid:
 	return -EINVAL;
 }
 
+/**
+ * sroce_flush_need() - the rights a FLUSH request needs
+ * @plt: its placement type (FETH bits 3..0)
+ * @sel: its selectivity level (FETH bits 5..4)
+ *
+ * Both the QP and the memory must allow each placement type asked for.
+ *
+ * Return: IB_ACCESS_FLUSH_* bits, or -EINVAL for a request that asks for
+ * no type, an unknown type or an unknown level.
+ */
+int sroce_flush_need(u32 plt, u32 sel)
+{
+	int need = 0;
+
+	if (!plt || (plt & ~(SROCE_FLUSH_GLOBAL | SROCE_FLUSH_PERSISTENT)) ||
+	    (sel != SROCE_FLUSH_RANGE && sel != SROCE_FLUSH_MR))
+		return -EINVAL;
+	if (plt & SROCE_FLUSH_GLOBAL)
+		need |= SROCE_ACCESS_FLUSH_GLOBAL;
+	if (plt & SROCE_FLUSH_PERSISTENT)
+		need |= SROCE_ACCESS_FLUSH_PERSISTENT;
+	return need;
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_flush_need);
+
+/*
+ * FLUSH: the requests before it were placed, in PSN order, before it runs,
+ * by the CPU's own stores; a full barrier makes them globally visible,
+ * which is what a global flush asks for. Persistence needs persistent
+ * memory, which no MR here can have (the device does not offer it), so a
+ * persistent flush fails the rights check. Answered by an empty READ
+ * RESPONSE ONLY, executed once and remembered like an atomic.
+ */
+static int sroce_resp_flush(struct sroce_qp *qp, struct sroce_pkt *pkt,
+			    u8 *nak)
+{
+	u32 sel = sroce_feth_sel(&pkt->feth);
+	int need = sroce_flush_need(sroce_feth_plt(&pkt->feth), sel);
+	struct sroce_rjob j = { .type = SROCE_RJOB_READ, .psn = pkt->psn };
+	u32 len = sroce_reth_len(&pkt->reth);
+
+	/* As rdma_rxe: a QP not enabled for the type refuses the request. */
+	if (need < 0 || (qp->access & need) != need ||
+	    qp->rd_pending >= max_t(u32, qp->max_dest_rd_atomic, 1) ||
+	    len > (1U << 31)) {
+		*nak = SROCE_AETH_NAK_INVALID;
+		return -EINVAL;
+	}
+	/* The whole region: the key and its rights, no range. */
+	if (sroce_rkey_rights(qp, sroce_reth_rkey(&pkt->reth),
+			      sroce_reth_va(&pkt->reth),
+			      sel == SROCE_FLUSH_MR ? 0 : len, need)) {
+		*nak = SROCE_AETH_NAK_REM_ACC;
+		return -EACCES;
+	}
+	/* Orders every earlier placement before the answer is queued. */
+	smp_mb();
+	qp->msn++;
+	j.msn = qp->msn;
+	/* Without room the requester's retry gets the remembered answer. */
+	if (sroce_resp_push(qp, &j))
+		qp->rd_pending++;
+	sroce_resp_remember(qp, j.psn, 1, 0, SROCE_OP_FLUSH);
+	return 0;
+}
+
 /* READ responses per jiffy: first step after a loss, floor, ceiling. */
 #define SROCE_RD_PACE_START	64
 #define SROCE_RD_PACE_MIN	4
@@ -603,6 +670,9 @@ static int sroce_resp_execute(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	case SROCE_OP_FETCH_ADD:
 	case SROCE_OP_ATOMIC_WRITE:
 		err = sroce_resp_atomic(qp, pkt, nak);
+		break;
+	case SROCE_OP_FLUSH:
+		err = sroce_resp_flush(qp, pkt, nak);
 		break;
 	case SROCE_OP_WRITE_FIRST:
 	case SROCE_OP_WRITE_MIDDLE:
@@ -712,7 +782,7 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		/* Too old to be remembered: the requester gave up on it. */
 		if (!sroce_resp_recall(qp, pkt->psn, op, &j.va))
 			return;
-		if (op != SROCE_OP_ATOMIC_WRITE)
+		if (op != SROCE_OP_ATOMIC_WRITE && op != SROCE_OP_FLUSH)
 			j.type = SROCE_RJOB_ATOMIC;
 		sroce_resp_replay(qp, &j);
 		return;

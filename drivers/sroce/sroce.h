@@ -300,8 +300,25 @@ static inline struct sroce_cq *to_scq(struct ib_cq *ibcq)
 #define SROCE_WC_ATOMIC_WRITE	9
 
 /*
+ * FLUSH (IBTA 1.5): the same, for its work request and completion, and
+ * its form of the send WQE's wr union (6.1's rdma_user_rxe.h lacks it;
+ * a 6.1 requester still sends FLUSH to a peer that executes it).
+ */
+#define SROCE_WR_FLUSH		14
+#define SROCE_WC_FLUSH		8
+
+struct sroce_flush_uwr {
+	__aligned_u64	remote_addr;
+	__u32		length;
+	__u32		rkey;
+	__u8		type;
+	__u8		level;
+};
+
+/*
  * The operations that wait for a response (READ responses, an ATOMIC
- * ACKNOWLEDGE, the empty READ RESPONSE to an ATOMIC WRITE) and hold one of
+ * ACKNOWLEDGE, the empty READ RESPONSE to an ATOMIC WRITE or a FLUSH) and
+ * hold one of
  * the responder's max_rd_atomic resources while they do.
  */
 static inline bool sroce_wr_local(u32 wr_opcode)
@@ -315,7 +332,8 @@ static inline bool sroce_wr_waits(u32 wr_opcode)
 	return wr_opcode == IB_WR_RDMA_READ ||
 	       wr_opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
 	       wr_opcode == IB_WR_ATOMIC_FETCH_AND_ADD ||
-	       wr_opcode == SROCE_WR_ATOMIC_WRITE;
+	       wr_opcode == SROCE_WR_ATOMIC_WRITE ||
+	       wr_opcode == SROCE_WR_FLUSH;
 }
 
 /*
@@ -337,6 +355,9 @@ struct sroce_swqe {
 	 */
 	u64		cmp_add;
 	u64		swap;
+	u32		flush_len;	/* FLUSH: the RETH's length */
+	u8		flush_type;	/* FLUSH: SROCE_FLUSH_GLOBAL, ... */
+	u8		flush_level;	/* FLUSH: SROCE_FLUSH_RANGE or _MR */
 	/* Requester progress, under sq_lock. */
 	u32		first_psn;	/* PSN of the first packet */
 	u32		last_psn;	/* PSN of the last packet */
@@ -528,6 +549,7 @@ struct sroce_pkt {
 	u32			paylen;		/* payload bytes, no pad */
 	u32			payoff;		/* payload offset from skb->data */
 	u32			padlen;
+	struct sroce_feth	feth;
 	struct sroce_reth	reth;
 	struct sroce_aeth	aeth;
 	struct sroce_atmeth	atmeth;
@@ -659,6 +681,8 @@ int sroce_mr_copy_rkey(struct sroce_qp *qp, u32 rkey, u64 va, u32 len,
 		       int need, struct sroce_copy *c);
 int sroce_rkey_check(struct sroce_qp *qp, u32 rkey, u64 va, u32 len,
 		     int need);
+int sroce_rkey_rights(struct sroce_qp *qp, u32 rkey, u64 va, u32 len,
+		      int need);
 
 /* mw.c */
 int sroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
@@ -766,6 +790,7 @@ u8 sroce_req_opcode(u32 wr_opcode, bool first, bool last);
 u32 sroce_req_npkts(u32 opcode, u32 len, u32 pmtu);
 u32 sroce_rd_chunk_pkts(u8 max_rd_atomic);
 u16 sroce_rd_pace_next(u16 pace, bool loss);
+int sroce_flush_need(u32 plt, u32 sel);
 u64 sroce_ack_timeout_ns(u8 timeout);
 u64 sroce_rnr_timer_ns(u8 code);
 

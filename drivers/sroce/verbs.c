@@ -60,14 +60,19 @@ static int sroce_query_device(struct ib_device *ib, struct ib_device_attr *a,
 	a->hw_ver = 0;
 	a->max_qp = SROCE_MAX_QP;
 	a->max_qp_wr = SROCE_MAX_QP_WR;
-	/* ATOMIC WRITE: IB_UVERBS_DEVICE_ATOMIC_WRITE, unnamed in 6.1. */
+	/*
+	 * ATOMIC WRITE: IB_UVERBS_DEVICE_ATOMIC_WRITE, unnamed in 6.1. FLUSH
+	 * to global visibility, not to persistence: no memory here is
+	 * persistent.
+	 */
 	a->device_cap_flags = IB_DEVICE_SYS_IMAGE_GUID |
 			      IB_DEVICE_PORT_ACTIVE_EVENT |
 			      IB_DEVICE_RC_RNR_NAK_GEN |
 			      IB_DEVICE_SRQ_RESIZE |
 			      IB_DEVICE_MEM_MGT_EXTENSIONS |
 			      IB_DEVICE_MEM_WINDOW |
-			      IB_DEVICE_MEM_WINDOW_TYPE_2B | BIT_ULL(40);
+			      IB_DEVICE_MEM_WINDOW_TYPE_2B | BIT_ULL(40) |
+			      SROCE_DEVICE_FLUSH_GLOBAL;
 	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	a->max_send_sge = SROCE_MAX_SGE;
 	a->max_recv_sge = SROCE_MAX_SGE;

@@ -145,6 +145,24 @@ struct sroce_atmack {
 	__be32	orig_lo;
 };
 
+/*
+ * FLUSH Extended Transport Header (IBTA 1.5 memory placement extensions),
+ * 4 bytes, between the BTH and the RETH of a FLUSH request: the placement
+ * type (which visibility the requester asks for) in bits 3..0 and the
+ * selectivity level (the RETH's range or the whole region) in bits 5..4.
+ */
+struct sroce_feth {
+	__be32	bits;
+};
+
+#define SROCE_FETH_PLT_MASK	0x0000000fu
+#define SROCE_FETH_SEL_MASK	0x00000030u
+#define SROCE_FETH_SEL_SHIFT	4
+#define SROCE_FLUSH_GLOBAL	0x1	/* placement type: global visibility */
+#define SROCE_FLUSH_PERSISTENT	0x2	/* placement type: persistence */
+#define SROCE_FLUSH_RANGE	0	/* selectivity: the RETH's range */
+#define SROCE_FLUSH_MR		1	/* selectivity: the whole region */
+
 /* Datagram Extended Transport Header, 8 bytes. */
 struct sroce_deth {
 	__be32	qkey;
@@ -171,6 +189,7 @@ enum sroce_hdr_bits {
 	SROCE_HDR_IETH		= 1u << 6,
 	SROCE_HDR_PAYLOAD	= 1u << 7,	/* may carry payload */
 	SROCE_HDR_VALID		= 1u << 8,	/* a known opcode */
+	SROCE_HDR_FETH		= 1u << 9,	/* before the RETH */
 };
 
 /**
@@ -219,8 +238,10 @@ static inline __u32 sroce_opcode_hdrs(__u8 opcode)
 		h |= SROCE_HDR_PAYLOAD | SROCE_HDR_RETH | SROCE_HDR_IMM;
 		break;
 	case SROCE_OP_READ_REQ:
-	case SROCE_OP_FLUSH:
 		h |= SROCE_HDR_RETH;
+		break;
+	case SROCE_OP_FLUSH:
+		h |= SROCE_HDR_FETH | SROCE_HDR_RETH;
 		break;
 	case SROCE_OP_READ_RESP_FIRST:
 	case SROCE_OP_READ_RESP_LAST:
@@ -279,6 +300,8 @@ static inline unsigned int sroce_opcode_hdr_len(__u8 opcode)
 
 	if (!h)
 		return 0;
+	if (h & SROCE_HDR_FETH)
+		len += sizeof(struct sroce_feth);
 	if (h & SROCE_HDR_RETH)
 		len += sizeof(struct sroce_reth);
 	if (h & SROCE_HDR_ATMETH)
@@ -382,6 +405,26 @@ static inline void sroce_bth_init(struct sroce_bth *b, __u8 opcode, int se,
 static inline __u64 sroce_join64(__be32 hi, __be32 lo)
 {
 	return ((__u64)sroce_be32(hi) << 32) | sroce_be32(lo);
+}
+
+/* FETH */
+static inline unsigned int sroce_feth_plt(const struct sroce_feth *f)
+{
+	return sroce_be32(f->bits) & SROCE_FETH_PLT_MASK;
+}
+
+static inline unsigned int sroce_feth_sel(const struct sroce_feth *f)
+{
+	return (sroce_be32(f->bits) & SROCE_FETH_SEL_MASK) >>
+	       SROCE_FETH_SEL_SHIFT;
+}
+
+static inline void sroce_feth_init(struct sroce_feth *f, unsigned int plt,
+				   unsigned int sel)
+{
+	f->bits = sroce_cpu_be32(((sel << SROCE_FETH_SEL_SHIFT) &
+				  SROCE_FETH_SEL_MASK) |
+				 (plt & SROCE_FETH_PLT_MASK));
 }
 
 /* RETH */

@@ -111,6 +111,10 @@ for py in mr.py ah.py; do
 	"$PY" "$SROCE_TREE/tests/pyverbs/$py" sroce0 $full
 	[ $? -eq 0 ] || T_FAILED=$((T_FAILED + 1))
 done
+# FLUSH where ib_core has its rights (6.2+), its absence on 6.1.
+timeout -k 5 300 "$PY" "$SROCE_TREE/tests/pyverbs/flush.py" sroce0 \
+	--ip "198.18.0.$((SROCE_VM_INDEX + 1))"
+[ $? -eq 0 ] || T_FAILED=$((T_FAILED + 1))
 
 rdma_core_suite sroce0
 t "no user PD, CQ or MR left in the kernel" bash -c '[ -z "$(rdma resource show pd dev sroce0; rdma resource show cq dev sroce0; rdma resource show mr dev sroce0)" ] || ! { rdma resource show pd dev sroce0; rdma resource show cq dev sroce0; rdma resource show mr dev sroce0; } | grep -v "comm \["'

@@ -38,7 +38,7 @@ static const struct {
 	{ IB_WR_SEND_WITH_INV, false, true, 0x16 },	/* SEND_LAST_INV */
 };
 
-/* The atomics: one packet each, whatever first and last say. */
+/* The atomics and FLUSH: one packet each, whatever first and last say. */
 static void req_opcode_atomic(struct kunit *test)
 {
 	static const struct {
@@ -50,6 +50,7 @@ static void req_opcode_atomic(struct kunit *test)
 		{ IB_WR_ATOMIC_FETCH_AND_ADD, 0x14, SROCE_HDR_ATMETH },
 		{ SROCE_WR_ATOMIC_WRITE, 0x1d,
 		  SROCE_HDR_RETH | SROCE_HDR_PAYLOAD },
+		{ SROCE_WR_FLUSH, 0x1c, SROCE_HDR_RETH },
 	};
 	unsigned int i, fl;
 

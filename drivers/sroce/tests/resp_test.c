@@ -72,8 +72,7 @@ static void resp_classify(struct kunit *test)
 /*
  * For each operation (the low five opcode bits): the one in-progress state
  * it is accepted in, and the state after it. Everything else is refused:
- * responses and ACKs, FLUSH (not executed by this responder), and the
- * reserved codes.
+ * responses and ACKs, and the reserved codes.
  */
 static const struct {
 	u8 from, to;
@@ -97,7 +96,8 @@ static const struct {
 	[0x15] = { MSG_NEVER, MSG_NEVER },
 	[0x16] = { MSG_SEND, MSG_NONE },	/* SEND_LAST_INV */
 	[0x17] = { MSG_NONE, MSG_NONE },	/* SEND_ONLY_INV */
-	[0x18 ... 0x1c] = { MSG_NEVER, MSG_NEVER },
+	[0x18 ... 0x1b] = { MSG_NEVER, MSG_NEVER },
+	[0x1c] = { MSG_NONE, MSG_NONE },	/* FLUSH */
 	[0x1d] = { MSG_NONE, MSG_NONE },	/* ATOMIC_WRITE */
 	[0x1e ... 0x1f] = { MSG_NEVER, MSG_NEVER },
 };
@@ -178,6 +178,7 @@ static void resp_opseq_streams(struct kunit *test)
 		{ { 0x00, 0x13 }, 2, 1 },	/* CMP_SWAP inside a SEND */
 		{ { 0x06, 0x14 }, 2, 1 },	/* FETCH_ADD inside a WRITE */
 		{ { 0x00, 0x1d }, 2, 1 },	/* ATOMIC_WRITE inside a SEND */
+		{ { 0x06, 0x1c }, 2, 1 },	/* FLUSH inside a WRITE */
 		{ { 0x11 }, 1, 0 },		/* ACK */
 		{ { 0x10 }, 1, 0 },		/* READ_RESP_ONLY */
 	};
@@ -255,6 +256,29 @@ static void resp_rd_pace(struct kunit *test)
 	KUNIT_EXPECT_LE(test, i, 8);
 }
 
+/* FLUSH: each placement type needs its own right; nothing else passes. */
+static void resp_flush_need(struct kunit *test)
+{
+	const int g = SROCE_ACCESS_FLUSH_GLOBAL;
+	const int p = SROCE_ACCESS_FLUSH_PERSISTENT;
+	u32 sel;
+
+	for (sel = 0; sel < 2; sel++) {
+		KUNIT_EXPECT_EQ(test, sroce_flush_need(1, sel), g);
+		KUNIT_EXPECT_EQ(test, sroce_flush_need(2, sel), p);
+		KUNIT_EXPECT_EQ(test, sroce_flush_need(3, sel), g | p);
+		KUNIT_EXPECT_EQ(test, sroce_flush_need(0, sel), -EINVAL);
+		KUNIT_EXPECT_EQ(test, sroce_flush_need(4, sel), -EINVAL);
+		KUNIT_EXPECT_EQ(test, sroce_flush_need(0xf, sel), -EINVAL);
+	}
+	/* Levels 2 and 3 are reserved. */
+	KUNIT_EXPECT_EQ(test, sroce_flush_need(1, 2), -EINVAL);
+	KUNIT_EXPECT_EQ(test, sroce_flush_need(1, 3), -EINVAL);
+	/* The rights are the MR access bits ib_core checks at registration. */
+	KUNIT_EXPECT_EQ(test, g, BIT(8));
+	KUNIT_EXPECT_EQ(test, p, BIT(9));
+}
+
 /*
  * UC: a stream of (PSN, opcode) with losses. Each row is what arrives and
  * what the responder must do with it.
@@ -314,6 +338,7 @@ static void resp_uc_accept(struct kunit *test)
 static struct kunit_case resp_cases[] = {
 	KUNIT_CASE(resp_classify),
 	KUNIT_CASE(resp_rd_pace),
+	KUNIT_CASE(resp_flush_need),
 	KUNIT_CASE(resp_opseq_table),
 	KUNIT_CASE(resp_opseq_streams),
 	KUNIT_CASE(resp_opseq_transport),

@@ -72,7 +72,7 @@ static unsigned int expected_hdr_len(unsigned int opc)
 		[0x08] = 12, [0x09] = 16, [0x0a] = 28, [0x0b] = 32,
 		[0x0c] = 28, [0x0d] = 16, [0x0e] = 12, [0x0f] = 16,
 		[0x10] = 16, [0x11] = 16, [0x12] = 24, [0x13] = 40,
-		[0x14] = 40, [0x16] = 16, [0x17] = 16, [0x1c] = 28,
+		[0x14] = 40, [0x16] = 16, [0x17] = 16, [0x1c] = 32,
 		[0x1d] = 28,
 	};
 
@@ -107,6 +107,11 @@ static void wire_opcode_table(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, sroce_opcode_hdrs(0x0e) & SROCE_HDR_AETH);
 	KUNIT_EXPECT_TRUE(test, sroce_opcode_hdrs(0x65) & SROCE_HDR_DETH);
 	KUNIT_EXPECT_TRUE(test, sroce_opcode_hdrs(0x17) & SROCE_HDR_IETH);
+	/* FLUSH: FETH and RETH, no payload; RC only. */
+	KUNIT_EXPECT_EQ(test, sroce_opcode_hdrs(0x1c) &
+			(SROCE_HDR_FETH | SROCE_HDR_RETH | SROCE_HDR_PAYLOAD),
+			SROCE_HDR_FETH | SROCE_HDR_RETH);
+	KUNIT_EXPECT_EQ(test, sroce_opcode_hdrs(0x3c), 0);
 	KUNIT_EXPECT_EQ(test, sroce_opcode_hdrs(SROCE_OPCODE_CNP), 0);
 }
 
@@ -122,8 +127,10 @@ static void wire_ext_headers(struct kunit *test)
 		0x00, 0x00, 0x7f, 0xff, 0x12, 0x34, 0x50, 0x00,
 		0x00, 0x00, 0x12, 0x01, 0x00, 0x01, 0x00, 0x00,
 	};
+	static const u8 feth_want[4] = { 0x00, 0x00, 0x00, 0x12 };
 	struct sroce_atmeth atm;
 	struct sroce_atmack ack;
+	struct sroce_feth feth;
 	struct sroce_reth reth;
 	struct sroce_aeth aeth;
 	struct sroce_deth deth;
@@ -141,6 +148,15 @@ static void wire_ext_headers(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sroce_reth_va(&reth), 0x7fff12345000ULL);
 	KUNIT_EXPECT_EQ(test, sroce_reth_rkey(&reth), 0x1201);
 	KUNIT_EXPECT_EQ(test, sroce_reth_len(&reth), 0x10000);
+
+	/* Selectivity 1 (the whole MR) in bits 5..4, type 2 in bits 3..0. */
+	sroce_feth_init(&feth, SROCE_FLUSH_PERSISTENT, SROCE_FLUSH_MR);
+	KUNIT_EXPECT_EQ(test, memcmp(&feth, feth_want, sizeof(feth_want)), 0);
+	KUNIT_EXPECT_EQ(test, sroce_feth_plt(&feth), SROCE_FLUSH_PERSISTENT);
+	KUNIT_EXPECT_EQ(test, sroce_feth_sel(&feth), SROCE_FLUSH_MR);
+	feth.bits = cpu_to_be32(0xffffffc1);
+	KUNIT_EXPECT_EQ(test, sroce_feth_plt(&feth), SROCE_FLUSH_GLOBAL);
+	KUNIT_EXPECT_EQ(test, sroce_feth_sel(&feth), 0);
 
 	sroce_aeth_init(&aeth, SROCE_AETH_NAK_REM_ACC, 0x1abcdef);
 	KUNIT_EXPECT_EQ(test, sroce_aeth_syn(&aeth), SROCE_AETH_NAK_REM_ACC);
