@@ -1,8 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Build (once) the debug kernel used for KUnit and the sanitizer runs, from
-# Debian's linux-source-6.1, cached outside the work tree and keyed by the
-# config fragment, this script and the source package version.
+# the newest kernel source Debian ships (sid's linux-source-7.2, fetched
+# through scripts/suite-apt.sh), cached outside the work tree and keyed by
+# the config fragment, this script and the source package version. Built
+# with the host's gcc, like the sroce module built against it (build.sh
+# debug): a module and its kernel must share one compiler.
 #
 # Prints the cache directory on stdout when done:
 #   $dir/bzImage, $dir/build (for M= builds), $dir/mods/lib/modules/<rel>
@@ -10,16 +13,25 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cache=${SROCE_CACHE:-/var/cache/sroce}
 frag=$here/kconfig/debug.config
-srcpkg=linux-source-6.1
-tarball=/usr/src/linux-source-6.1.tar.xz
-
-ver=$(dpkg-query -W -f='${Version}' "$srcpkg")
+series=7.2
+suite=sid
+srcpkg=linux-source-$series
 key=$(cat "$frag" "$0" | sha256sum | cut -c1-12)
+
+# A finished build for this fragment and script is reused without asking
+# the registry: a warm cache needs no network.
+for d in "$cache"/debug-kernel-"$series".*-"$key"; do
+	if [ -f "$d/done" ]; then
+		echo "$d"
+		exit 0
+	fi
+done
+# shellcheck source=scripts/suite-apt.sh
+. "$here/suite-apt.sh"
+suite_apt_update "$suite"
+ver=$(suite_apt_candidate "$suite" "$srcpkg")
+[ -n "$ver" ] || { echo "debug-kernel: no $srcpkg in $suite" >&2; exit 1; }
 dir=$cache/debug-kernel-$ver-$key
-if [ -f "$dir/done" ]; then
-	echo "$dir"
-	exit 0
-fi
 
 log() { echo "debug-kernel: $*" >&2; }
 mkdir -p "$dir"
@@ -31,9 +43,13 @@ if [ -f "$dir/done" ]; then
 fi
 start=$(date +%s)
 if [ ! -f "$dir/src/Makefile" ]; then
-	log "unpacking $tarball"
-	rm -rf "$dir/src" && mkdir -p "$dir/src"
-	tar -xf "$tarball" -C "$dir/src" --strip-components=1
+	log "fetching $srcpkg $ver from $suite"
+	rm -rf "$dir/deb" "$dir/src" && mkdir -p "$dir/deb" "$dir/src"
+	(cd "$dir/deb" && suite_apt_get "$suite" download "$srcpkg=$ver")
+	dpkg-deb --fsys-tarfile "$dir/deb"/"$srcpkg"_*.deb |
+		tar -xO --wildcards "./usr/src/$srcpkg.tar.xz" |
+		tar -xJ -C "$dir/src" --strip-components=1
+	rm -rf "$dir/deb"
 fi
 mkdir -p "$dir/build"
 src=$dir/src

@@ -1,6 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# checkpatch.pl --strict (from Debian's linux-source-6.1) over every C file.
+# checkpatch.pl --strict over every C file, twice: Debian 12's (from
+# linux-source-6.1) and the newest one's (the debug kernel's 7.2 tree),
+# whose rules differ.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
@@ -17,15 +19,22 @@ if [ ! -x "$cp_dir/scripts/checkpatch.pl" ]; then
 	rm -rf "$cp_dir" && mv "$cp_dir.tmp" "$cp_dir"
 fi
 
+cps=("$cp_dir/scripts/checkpatch.pl")
+new=$("$here/debug-kernel.sh")/src/scripts/checkpatch.pl
+[ -x "$new" ] || { echo "lint: no $new" >&2; exit 1; }
+cps+=("$new")
+
 cd "$top"
 mapfile -t files < <(git ls-files -co --exclude-standard -- '*.c' '*.h' | grep -v '\.mod\.c$')
 fail=0
-for f in "${files[@]}"; do
-	if ! out=$("$cp_dir/scripts/checkpatch.pl" --strict --no-tree --quiet \
-			--show-types --ignore FILE_PATH_CHANGES -f "$f" 2>&1); then
-		echo "$out"
-		fail=1
-	fi
+for cp in "${cps[@]}"; do
+	for f in "${files[@]}"; do
+		if ! out=$("$cp" --strict --no-tree --quiet --show-types \
+				--ignore FILE_PATH_CHANGES -f "$f" 2>&1); then
+			echo "$cp: $out"
+			fail=1
+		fi
+	done
 done
-[ $fail -eq 0 ] && echo "lint: checkpatch --strict clean on ${#files[@]} files"
+[ $fail -eq 0 ] && echo "lint: checkpatch --strict (6.1 and 7.2) clean on ${#files[@]} files"
 exit $fail
