@@ -201,11 +201,11 @@ fi
 mx 6.1 rdma-core-sid vm rdma-core-sid-on-6.1 6.1 1 --userland sid "$top/tests/guest/run.sh" rdma-core.sh
 
 # Across kernel versions on the wire: sroce on one kernel against rdma_rxe
-# on another, rc.sh quick (perftest write/read/send bandwidth and
-# send/write/read latency, over both GIDs and rdma_cm, the server on either
-# side, rping and pingpong both ways; make check-all runs the RC sweep);
-# one userland (bookworm's perftest) on both sides.
-cross_mode=quick
+# on another, rc.sh cross (every perftest tool, the atomics included, with
+# the server on either side, over both GIDs and rdma_cm, rping and
+# pingpong both ways; make check-all runs the RC sweep); one userland
+# (bookworm's perftest) on both sides.
+cross_mode=cross
 [ "${SROCE_CHECK_ALL:-}" != 1 ] || cross_mode=sweep
 mx 6.1 cross-7.2-rxe vm cross-6.1-sroce-7.2-rxe 6.1,7.2 2 --userland host "$top/tests/guest/run.sh" rc.sh sroce rxe "$cross_mode"
 mx 7.2 cross-6.1-rxe vm cross-7.2-sroce-6.1-rxe 7.2,6.1 2 --userland host "$top/tests/guest/run.sh" rc.sh sroce rxe "$cross_mode"

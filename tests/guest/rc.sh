@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# RC (and UD, UC, SRQ) traffic between two VMs: rc.sh DRV0 DRV1 [full|ci|sweep|quick|ud]
+# RC (and UD, UC, SRQ) traffic between two VMs: rc.sh DRV0 DRV1 [full|ci|sweep|quick|cross|ud]
 # VM0 creates its device with DRV0, VM1 with DRV1 (sroce or rxe). perftest
 # (send/write/read, bandwidth and latency), rping and ibv_rc_pingpong run as
 # server/client pairs, first with the server on VM1, then on VM0, over the
@@ -26,6 +26,9 @@
 #          server on either side, and fewer UD, UC and SRQ runs than ci;
 #   quick  every tool once at chosen sizes, both GIDs, rdma_cm and both
 #          directions (under a minute in the Debian kernel);
+#   cross  (across kernel versions) every perftest tool, the atomics
+#          included, with the server on either side, one size each and the
+#          GID alternating; rdma_cm, rping and pingpong both ways;
 #   ud     only ci's UD, UC, SRQ and multicast runs.
 # Full output of every run: $SROCE_OUT/logs/.
 set -u
@@ -35,10 +38,10 @@ here=$(dirname "$0")
 # shellcheck source=tests/guest/rdma-lib.sh
 . "$here/rdma-lib.sh"
 
-DRV0=${1:?usage: rc.sh DRV0 DRV1 [full|ci|sweep|quick|ud]}
-DRV1=${2:?usage: rc.sh DRV0 DRV1 [full|ci|sweep|quick|ud]}
+DRV0=${1:?usage: rc.sh DRV0 DRV1 [full|ci|sweep|quick|cross|ud]}
+DRV1=${2:?usage: rc.sh DRV0 DRV1 [full|ci|sweep|quick|cross|ud]}
 MODE=${3:-full}
-case $MODE in full | ci | sweep | quick | ud) ;; *) echo "rc.sh: mode full, ci, sweep, quick or ud, not $MODE" >&2; exit 2 ;; esac
+case $MODE in full | ci | sweep | quick | cross | ud) ;; *) echo "rc.sh: mode full, ci, sweep, quick, cross or ud, not $MODE" >&2; exit 2 ;; esac
 DRVS=("$DRV0" "$DRV1")
 me=$SROCE_VM_INDEX
 T0=$SECONDS
@@ -426,6 +429,28 @@ elif [ "$MODE" = sweep ]; then
 	step pingpong 1 v6 -s 65536 -n 10
 	step pingpong 0 v4 -s 1 -n 10 -e -N
 	ud_uc_srq_sweep
+elif [ "$MODE" = cross ]; then
+	# Each operation both ways: the client on VM0, then on VM1.
+	gid=v4
+	for tool in $BW $LAT ib_atomic_bw ib_atomic_lat; do
+		for srv in 1 0; do
+			case $tool in
+			ib_atomic_*) args=(-A FETCH_AND_ADD -n 50) ;;
+			*_bw) args=(-s 65536 -n 5) ;;
+			*) args=(-s 1025 -n 5) ;;
+			esac
+			[ $srv = 1 ] || [[ $tool != ib_atomic_* ]] ||
+				args=(-A CMP_AND_SWAP -n 50)
+			step perf "$tool" $srv $gid "$T_ONE" "${args[@]}"
+			[ $gid = v4 ] && gid=v6 || gid=v4
+		done
+	done
+	step perf ib_send_bw 1 cm "$T_ONE" -s 4097 -n 5
+	step perf ib_write_bw 0 cm "$T_ONE" -s 4097 -n 5
+	step rping_pair 1 v4
+	step rping_pair 0 v6
+	step pingpong 1 v6 -s 65536 -n 10
+	step pingpong 0 v4 -s 1 -n 10 -e
 else
 	# Every tool once, both GIDs, rdma_cm, both directions, no sweeps
 	# (a sweep takes minutes in the debug kernel); the sizes take in one
