@@ -159,6 +159,8 @@ complete:
 	if (sroce_psn_cmp(qp->una_psn, qp->req_psn) > 0)
 		qp->una_psn = qp->req_psn;
 	if (qp->una_psn != old) {
+		qp->cwnd = sroce_cwnd_grow(qp->cwnd,
+					   sroce_psn_diff(qp->una_psn, old));
 		qp->retry_left = qp->retry_cnt;
 		qp->rnr_left = qp->rnr_retry;
 		sroce_req_arm_timer(qp);
@@ -239,7 +241,9 @@ static int sroce_comp_atomic_done(struct sroce_qp *qp, struct sroce_swqe *w,
 static int sroce_comp_atomic_ack(struct sroce_qp *qp, struct sroce_pkt *pkt)
 {
 	struct sroce_swqe *w;
-	struct sroce_copy c = { .to_mr = true };
+	/* An ODP miss drops the response; the fault sends the request again. */
+	struct sroce_copy c = { .to_mr = true, .qp = qp,
+				.kick = SROCE_ODP_KICK_RESEND };
 	u64 orig = sroce_atmack_orig(&pkt->atmack);
 	int err;
 
@@ -255,8 +259,11 @@ static int sroce_comp_atomic_ack(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	    w->opcode != IB_WR_ATOMIC_FETCH_AND_ADD)
 		goto malformed;
 	c.buf = (u8 *)&orig;
-	if (sroce_sge_copy(qp->ibqp.pd, w->sge, w->num_sge, 0, sizeof(orig),
-			   IB_ACCESS_LOCAL_WRITE, &c))
+	err = sroce_sge_copy(qp->ibqp.pd, w->sge, w->num_sge, 0, sizeof(orig),
+			     IB_ACCESS_LOCAL_WRITE, &c);
+	if (err == -EAGAIN || err == -ENOMEM)
+		return 0;
+	if (err)
 		return -EACCES;
 	return sroce_comp_atomic_done(qp, w, pkt->psn);
 
@@ -274,7 +281,8 @@ malformed:
 static int sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
 {
 	struct sroce_copy c = { .skb = pkt->skb, .off = pkt->payoff,
-				.to_mr = true };
+				.to_mr = true, .qp = qp,
+				.kick = SROCE_ODP_KICK_RESEND };
 	u8 op = pkt->opcode & SROCE_OP_MASK;
 	struct sroce_swqe *w;
 	u32 resid, end, crc;
@@ -317,6 +325,9 @@ place:
 	c.crc = sroce_pkt_icrc_copy(pkt, &crc);
 	err = sroce_sge_copy(qp->ibqp.pd, w->sge, w->num_sge, w->rd_done,
 			     pkt->paylen, IB_ACCESS_LOCAL_WRITE, &c);
+	/* ODP: as if lost; the fault sends the request again. */
+	if (err == -EAGAIN || err == -ENOMEM)
+		return 0;
 	if (err)
 		return sroce_pkt_icrc_ok(pkt) ? -EACCES : 0;
 	/* Rewritten by the retransmission if corrupt: nothing changes. */
@@ -418,6 +429,8 @@ void sroce_comp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		}
 		goto out;
 	}
+	if (!sroce_pkt_from_peer(qp, pkt))
+		goto out;
 	/* A PSN never sent is not an answer to anything. */
 	if (sroce_psn_cmp(pkt->psn, qp->req_max_psn) >= 0)
 		goto out;

@@ -13,6 +13,10 @@
 #include <linux/hrtimer.h>
 #include <linux/slab.h>
 #include <rdma/ib_umem.h>
+#ifdef SROCE_ODP
+#include <linux/hmm.h>
+#include <rdma/ib_umem_odp.h>
+#endif
 
 /* <asm/unaligned.h> moved to <linux/unaligned.h> in 6.12. */
 #ifdef SROCE_HAVE_LINUX_UNALIGNED
@@ -59,6 +63,51 @@
 #endif
 #define SROCE_ACCESS_FLUSH (SROCE_ACCESS_FLUSH_GLOBAL | \
 			    SROCE_ACCESS_FLUSH_PERSISTENT)
+
+/*
+ * ODP capabilities of the IBTA 1.5 operations (uAPI values), unnamed in
+ * ib_verbs.h before 6.15; a provider that knows them reads them anyway.
+ */
+#define SROCE_ODP_SUPPORT_FLUSH		BIT(6)
+#define SROCE_ODP_SUPPORT_ATOMIC_WRITE	BIT(7)
+
+#ifdef SROCE_ODP
+/*
+ * The page an ODP umem maps at PAGE_SIZE index @i, or NULL, and in
+ * *@writable whether it may be written. Valid under umem_mutex after
+ * ib_umem_odp_map_dma_and_lock(). Since 6.15 (hmm_dma_map) the pfn list
+ * holds that state; before, the DMA list did, in its low bits.
+ */
+static inline struct page *sroce_odp_page(struct ib_umem_odp *odp,
+					  unsigned long i, bool *writable)
+{
+#ifdef SROCE_HAVE_HMM_DMA_MAP
+	unsigned long pfn = odp->map.pfn_list[i];
+
+	if (!(pfn & HMM_PFN_VALID))
+		return NULL;
+	*writable = pfn & HMM_PFN_WRITE;
+	return hmm_pfn_to_page(pfn);
+#else
+	dma_addr_t dma = odp->dma_list[i];
+
+	if (!(dma & ODP_READ_ALLOWED_BIT))
+		return NULL;
+	*writable = dma & ODP_WRITE_ALLOWED_BIT;
+	return hmm_pfn_to_page(odp->pfn_list[i]);
+#endif
+}
+
+/* ib_umem_odp_map_dma_and_lock()'s access mask: HMM bits since 6.15. */
+static inline u64 sroce_odp_access(bool write)
+{
+#ifdef SROCE_HAVE_HMM_DMA_MAP
+	return write ? HMM_PFN_WRITE : 0;
+#else
+	return ODP_READ_ALLOWED_BIT | (write ? ODP_WRITE_ALLOWED_BIT : 0);
+#endif
+}
+#endif /* SROCE_ODP */
 
 /* The UDP tunnel helpers take the struct sock, not the socket, in 7.x. */
 #ifdef SROCE_HAVE_UDP_TUNNEL_SK

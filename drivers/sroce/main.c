@@ -295,9 +295,12 @@ static int __init sroce_init(void)
 	err = sroce_wq_init();
 	if (err)
 		return err;
-	err = sroce_net_init();
+	err = sroce_odp_init();
 	if (err)
 		goto err_wq;
+	err = sroce_net_init();
+	if (err)
+		goto err_odp;
 	err = register_netdevice_notifier(&sroce_netdev_nb);
 	if (err)
 		goto err_net;
@@ -307,6 +310,8 @@ static int __init sroce_init(void)
 
 err_net:
 	sroce_net_exit();
+err_odp:
+	sroce_odp_exit();
 err_wq:
 	sroce_wq_exit();
 	return err;
@@ -318,6 +323,7 @@ static void __exit sroce_exit(void)
 	sroce_remove_all();
 	unregister_netdevice_notifier(&sroce_netdev_nb);
 	sroce_net_exit();
+	sroce_odp_exit();
 	sroce_wq_exit();
 	pr_info("sroce: unloaded\n");
 }

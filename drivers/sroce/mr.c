@@ -23,7 +23,7 @@
 #define SROCE_MR_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
 			 IB_ACCESS_MW_BIND | IB_ACCESS_RELAXED_ORDERING | \
-			 SROCE_ACCESS_FLUSH_GLOBAL)
+			 SROCE_ACCESS_FLUSH_GLOBAL | SROCE_ACCESS_ON_DEMAND)
 
 /**
  * sroce_mr_access_ok() - may [@iova, @iova + @len) be used with @need
@@ -119,9 +119,34 @@ void sroce_mr_copy(struct sroce_mr *mr, u64 iova, void *buf, u32 len,
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_mr_copy);
 
+/**
+ * sroce_odp_present() - whether an ODP MR's range may be copied now
+ * @mr: the MR (its mirror: pages[], NULL where absent, and odp_writable)
+ * @iova: first address, in bounds
+ * @len: bytes, > 0
+ * @write: the copy writes the MR
+ *
+ * Caller holds odp_lock (or owns a test fixture).
+ *
+ * Return: true when every page of the range is present, and writable
+ * for @write.
+ */
+bool sroce_odp_present(struct sroce_mr *mr, u64 iova, u32 len, bool write)
+{
+	u64 off = iova - mr->iova + mr->page_off;
+	unsigned long i = off >> PAGE_SHIFT;
+	unsigned long last = (off + len - 1) >> PAGE_SHIFT;
+
+	for (; i <= last; i++)
+		if (!mr->pages[i] || (write && !test_bit(i, mr->odp_writable)))
+			return false;
+	return true;
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_odp_present);
+
 /* Move @len bytes between @mr at @iova and @c, and advance @c. */
-static void sroce_mr_xfer(struct sroce_mr *mr, u64 iova, u32 len,
-			  struct sroce_copy *c)
+static void sroce_mr_xfer_pages(struct sroce_mr *mr, u64 iova, u32 len,
+				struct sroce_copy *c)
 {
 	struct skb_seq_state st;
 	const u8 *data;
@@ -148,12 +173,42 @@ static void sroce_mr_xfer(struct sroce_mr *mr, u64 iova, u32 len,
 }
 
 /*
- * The MR @key names, held, and in *@err whether @pd may use it for @need
- * on [@va, @va + @len): 0, -EACCES (foreign PD, missing right) or -ERANGE.
- * NULL for an unknown key.
+ * As sroce_mr_xfer_pages(). An ODP MR's pages must all be there (and
+ * writable, to write): the copy runs under odp_lock, which an MMU
+ * invalidation takes for writing before the pages may go. Otherwise they
+ * are faulted in (sroce_odp_miss()) and its -EAGAIN, -ENOMEM or -EACCES
+ * returned, nothing copied.
  */
-static struct sroce_mr *sroce_mr_get_for(struct ib_pd *pd, u32 key, u64 va,
-					 u32 len, int need, int *err)
+static int sroce_mr_xfer(struct sroce_mr *mr, u64 iova, u32 len,
+			 struct sroce_copy *c)
+{
+	if (!mr->odp) {
+		sroce_mr_xfer_pages(mr, iova, len, c);
+		return 0;
+	}
+	read_lock_bh(&mr->odp_lock);
+	if (unlikely(!sroce_odp_present(mr, iova, len, c->to_mr))) {
+		read_unlock_bh(&mr->odp_lock);
+		return sroce_odp_miss(mr, iova, len, c->to_mr, c->qp, c->kick);
+	}
+	sroce_mr_xfer_pages(mr, iova, len, c);
+	read_unlock_bh(&mr->odp_lock);
+	return 0;
+}
+
+/**
+ * sroce_mr_get_for() - the MR a key names, held, if @pd may use it
+ * @pd: the user's PD
+ * @key: an MR's key (never a window's)
+ * @va: first address
+ * @len: bytes
+ * @need: IB_ACCESS_* rights
+ * @err: set to 0, -EACCES (foreign PD, missing right) or -ERANGE
+ *
+ * Return: the MR, held even when *@err is set; NULL for an unknown key.
+ */
+struct sroce_mr *sroce_mr_get_for(struct ib_pd *pd, u32 key, u64 va, u32 len,
+				  int need, int *err)
 {
 	struct sroce_mr *mr = sroce_mr_get(to_sdev(pd->device), key);
 
@@ -220,7 +275,8 @@ int sroce_rkey_rights(struct sroce_qp *qp, u32 rkey, u64 va, u32 len, int need)
 
 /*
  * Copy between @mr (held, with *@err its check) and @c unless the check
- * failed, and let @mr go. Return: the check's error; -EINVAL without @mr.
+ * failed, and let @mr go. Return: the check's error, or the copy's (ODP:
+ * -EAGAIN while pages are faulted in); -EINVAL without @mr.
  */
 static int sroce_mr_xfer_put(struct sroce_mr *mr, u64 va, u32 len, int err,
 			     struct sroce_copy *c)
@@ -228,7 +284,7 @@ static int sroce_mr_xfer_put(struct sroce_mr *mr, u64 va, u32 len, int err,
 	if (!mr)
 		return -EINVAL;
 	if (!err && len)
-		sroce_mr_xfer(mr, va, len, c);
+		err = sroce_mr_xfer(mr, va, len, c);
 	sroce_mr_put(mr);
 	return err;
 }
@@ -243,7 +299,9 @@ static int sroce_mr_xfer_put(struct sroce_mr *mr, u64 va, u32 len, int err,
  * @c: the other side of the copy
  *
  * Return: 0; -EINVAL for an unknown key, -EACCES for a foreign PD or QP or
- * a missing right, -ERANGE when out of bounds. Nothing is copied on error.
+ * a missing right, -ERANGE when out of bounds; for an ODP MR -EAGAIN while
+ * its pages are faulted in (-ENOMEM when that could not even be asked
+ * for), then -EACCES if that failed. Nothing is copied on error.
  */
 int sroce_mr_copy_rkey(struct sroce_qp *qp, u32 rkey, u64 va, u32 len,
 		       int need, struct sroce_copy *c)
@@ -297,36 +355,14 @@ u64 sroce_atomic_op(u64 *p, u8 op, u64 a, u64 b)
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_atomic_op);
 
-/**
- * sroce_mr_atomic() - an 8-byte atomic operation on the memory an rkey names
- * @qp: the QP the request arrived on
- * @rkey: an MR's or a memory window's rkey
- * @va: the address, 8-byte aligned
- * @op: as for sroce_atomic_op(); ATOMIC WRITE needs remote write, the
- *	others remote atomic access
- * @a: as for sroce_atomic_op()
- * @b: as for sroce_atomic_op()
- * @orig: set to the word before
- *
- * Return: 0; -EINVAL for an unknown key, -EACCES or -ERANGE as for
- * sroce_mr_copy_rkey(), -EFAULT when the word is not 8-byte aligned in
- * memory (an MR whose iova and pages disagree in their low bits).
- */
-int sroce_mr_atomic(struct sroce_qp *qp, u32 rkey, u64 va, u8 op, u64 a,
-		    u64 b, u64 *orig)
+/* The atomic on the word at @va of @mr (in bounds); -EFAULT if unaligned. */
+static int sroce_mr_atomic_word(struct sroce_mr *mr, u64 va, u8 op, u64 a,
+				u64 b, u64 *orig)
 {
-	int need = op == SROCE_OP_ATOMIC_WRITE ? IB_ACCESS_REMOTE_WRITE :
-						 IB_ACCESS_REMOTE_ATOMIC;
-	struct sroce_mr *mr;
 	u8 *map = NULL;
+	int err = 0;
 	u64 *p, off;
-	int err;
 
-	mr = sroce_rkey_get(qp, rkey, va, sizeof(u64), need, &err);
-	if (!mr)
-		return -EINVAL;
-	if (err)
-		goto out;
 	if (mr->dma) {
 		p = (u64 *)(uintptr_t)va;
 	} else if (mr->fr) {
@@ -344,6 +380,53 @@ int sroce_mr_atomic(struct sroce_qp *qp, u32 rkey, u64 va, u8 op, u64 a,
 		*orig = sroce_atomic_op(p, op, a, b);
 	if (map)
 		kunmap_local(map);
+	return err;
+}
+
+/**
+ * sroce_mr_atomic() - an 8-byte atomic operation on the memory an rkey names
+ * @qp: the QP the request arrived on
+ * @rkey: an MR's or a memory window's rkey
+ * @va: the address, 8-byte aligned
+ * @op: as for sroce_atomic_op(); ATOMIC WRITE needs remote write, the
+ *	others remote atomic access
+ * @a: as for sroce_atomic_op()
+ * @b: as for sroce_atomic_op()
+ * @orig: set to the word before
+ *
+ * Return: 0; -EINVAL for an unknown key, -EACCES, -ERANGE, -EAGAIN or
+ * -ENOMEM as for sroce_mr_copy_rkey() (an ODP fault is resolved with no
+ * QP to resume: the caller sends an RNR NAK), -EFAULT when the word is
+ * not 8-byte aligned in memory (an MR whose iova and pages disagree in
+ * their low bits).
+ */
+int sroce_mr_atomic(struct sroce_qp *qp, u32 rkey, u64 va, u8 op, u64 a,
+		    u64 b, u64 *orig)
+{
+	int need = op == SROCE_OP_ATOMIC_WRITE ? IB_ACCESS_REMOTE_WRITE :
+						 IB_ACCESS_REMOTE_ATOMIC;
+	struct sroce_mr *mr;
+	int err;
+
+	mr = sroce_rkey_get(qp, rkey, va, sizeof(u64), need, &err);
+	if (!mr)
+		return -EINVAL;
+	if (err)
+		goto out;
+	if (!mr->odp) {
+		err = sroce_mr_atomic_word(mr, va, op, a, b, orig);
+		goto out;
+	}
+	/* ODP: under odp_lock, as a copy (sroce_mr_xfer()). */
+	read_lock_bh(&mr->odp_lock);
+	if (sroce_odp_present(mr, va, sizeof(u64), true)) {
+		err = sroce_mr_atomic_word(mr, va, op, a, b, orig);
+		read_unlock_bh(&mr->odp_lock);
+	} else {
+		read_unlock_bh(&mr->odp_lock);
+		err = sroce_odp_miss(mr, va, sizeof(u64), true, qp,
+				     SROCE_ODP_KICK_NONE);
+	}
 out:
 	sroce_mr_put(mr);
 	return err;
@@ -388,6 +471,53 @@ int sroce_sge_copy(struct ib_pd *pd, const struct ib_sge *sge, u32 num_sge,
 }
 
 /**
+ * sroce_sge_prefault() - have a local ODP destination faulted in early
+ * @qp: the requester's QP, paused (odp_wait) on -EAGAIN until it is
+ * @sge: where a READ's or an atomic's response goes
+ * @num_sge: entries
+ * @len: bytes from the start of the list
+ *
+ * The completer places responses in softirq context, where a missing page
+ * costs a dropped response and a resend; asking for the pages before the
+ * request goes out avoids that in the common case. Only a check: a bad
+ * SGE is left for the placement to report.
+ *
+ * Return: 0, or -EAGAIN, -ENOMEM or -EACCES as for sroce_mr_copy_rkey().
+ */
+int sroce_sge_prefault(struct sroce_qp *qp, const struct ib_sge *sge,
+		       u32 num_sge, u32 len)
+{
+	u32 i;
+
+	for (i = 0; i < num_sge && len; i++) {
+		u32 n = min(sge[i].length, len);
+		struct sroce_mr *mr;
+		int err = 0;
+
+		len -= n;
+		mr = sroce_mr_get_for(qp->ibqp.pd, sge[i].lkey, sge[i].addr, n,
+				      IB_ACCESS_LOCAL_WRITE, &err);
+		if (!mr)
+			continue;
+		if (!err && n && mr->odp) {
+			bool there;
+
+			read_lock_bh(&mr->odp_lock);
+			there = sroce_odp_present(mr, sge[i].addr, n, true);
+			read_unlock_bh(&mr->odp_lock);
+			err = there ? 0 : sroce_odp_miss(mr, sge[i].addr, n, true,
+							 qp, SROCE_ODP_KICK_REQ);
+		} else {
+			err = 0;
+		}
+		sroce_mr_put(mr);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/**
  * sroce_mr_get() - find an MR by key and hold it for use
  * @sdev: device
  * @key: lkey or rkey
@@ -402,11 +532,22 @@ struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key)
 
 	rcu_read_lock();
 	mr = xa_load(&sdev->mr_xa, sroce_key_index(key));
-	/* Acquire: what made it valid (a fast registration) is visible. */
-	if (mr && (!smp_load_acquire(&mr->valid) || READ_ONCE(mr->key) != key ||
-		   !refcount_inc_not_zero(&mr->users)))
+	if (mr && !refcount_inc_not_zero(&mr->users))
 		mr = NULL;
 	rcu_read_unlock();
+	if (!mr)
+		return NULL;
+	/*
+	 * Counted first, then checked: pairs with the barrier in
+	 * sroce_mr_inv_held(), so an invalidation either sees this use and
+	 * waits for it, or this sees the MR invalid.
+	 */
+	smp_mb__after_atomic();
+	/* Acquire: what made it valid (a fast registration) is visible. */
+	if (!smp_load_acquire(&mr->valid) || READ_ONCE(mr->key) != key) {
+		sroce_mr_put(mr);
+		return NULL;
+	}
 	return mr;
 }
 
@@ -415,6 +556,7 @@ void sroce_mr_put(struct sroce_mr *mr)
 	if (refcount_dec_and_test(&mr->users))
 		complete(&mr->idle);
 }
+EXPORT_SYMBOL_IF_KUNIT(sroce_mr_put);
 
 /* Give @mr an index and key; it becomes visible to sroce_mr_get(). */
 static int sroce_mr_publish(struct sroce_dev *sdev, struct sroce_mr *mr)
@@ -460,8 +602,12 @@ static struct sroce_mr *sroce_mr_alloc(struct ib_pd *pd, int access)
 
 static void sroce_mr_free(struct sroce_dev *sdev, struct sroce_mr *mr)
 {
+	/* For ODP, ib_core removes the MMU notifier: pages[] is quiet. */
 	if (mr->umem)
 		ib_umem_release(mr->umem);
+	if (mr->odp)
+		atomic_dec(&sdev->odp_mrs);
+	kvfree(mr->odp_writable);
 	kvfree(mr->pages);
 	kfree(mr->fr_pages);
 	kfree_rcu(mr, rcu);
@@ -522,7 +668,11 @@ struct ib_mr *sroce_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 	mr->page_off = start & ~PAGE_MASK;
 
 	/* A zero-length MR pins nothing; every non-empty access is out of range. */
-	if (length) {
+	if (length && (access & IB_ACCESS_ON_DEMAND)) {
+		err = sroce_odp_reg(mr, pd, start, length, access);
+		if (err)
+			goto err;
+	} else if (length) {
 		mr->umem = sroce_umem_get(pd->device, start, length, access);
 		if (IS_ERR(mr->umem)) {
 			err = PTR_ERR(mr->umem);
@@ -669,14 +819,42 @@ EXPORT_SYMBOL_IF_KUNIT(sroce_mr_fast_reg);
 int sroce_mr_invalidate(struct ib_pd *pd, u32 key)
 {
 	struct sroce_mr *mr = sroce_mr_get(to_sdev(pd->device), key);
-	int err = 0;
+	int err;
 
 	if (!mr)
 		return -EINVAL;
-	if (!mr->fr || mr->ibmr.pd != pd)
-		err = -EINVAL;
-	else
-		WRITE_ONCE(mr->valid, 0);
+	err = sroce_mr_inv_held(mr, pd);
 	sroce_mr_put(mr);
 	return err;
 }
+
+/**
+ * sroce_mr_inv_held() - invalidate a fast-registered MR the caller holds
+ * @mr: the MR, held once by the caller
+ * @pd: the invalidating QP's PD; the MR must belong to it
+ *
+ * Returns only once no copy through the MR is under way: the consumer may
+ * remap or free its pages as soon as the invalidation completes, and a
+ * copy that started before must not write through the old page list
+ * afterwards (nor read a page index off a new iova). No new use finds the
+ * MR once it is invalid. Every user holds an MR with BHs off, as the
+ * caller must, so the users it waits for run on other CPUs and finish
+ * their copy of one packet.
+ *
+ * Return: 0, or -EINVAL for another PD's MR or an MR that is not
+ * fast-registered (those cannot be invalidated).
+ */
+int sroce_mr_inv_held(struct sroce_mr *mr, struct ib_pd *pd)
+{
+	WARN_ON_ONCE(!in_softirq());
+	if (!mr->fr || mr->ibmr.pd != pd)
+		return -EINVAL;
+	WRITE_ONCE(mr->valid, 0);
+	/* Pairs with smp_mb__after_atomic() in sroce_mr_get(). */
+	smp_mb();
+	/* The base reference and the caller's; a dying MR has only ours. */
+	while (refcount_read(&mr->users) > 2)
+		cpu_relax();
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_mr_inv_held);

@@ -247,6 +247,13 @@ struct sroce_mr *sroce_mw_get_mr(struct sroce_qp *qp, u32 rkey, u64 va,
 		/* Bound: the MR cannot be deregistered, users is not 0. */
 		mr = mw->mr;
 		refcount_inc(&mr->users);
+		/* As sroce_mr_get(): an invalidated MR is no window's. */
+		smp_mb__after_atomic();
+		/* Acquire: pairs with the release in sroce_mr_fast_reg(). */
+		if (!smp_load_acquire(&mr->valid)) {
+			sroce_mr_put(mr);
+			mr = NULL;
+		}
 	}
 	spin_unlock_bh(&mw->lock);
 out:

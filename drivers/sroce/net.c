@@ -11,6 +11,7 @@
  * counted and dropped before anything acts on it.
  */
 #include <linux/crc32.h>
+#include <linux/if_vlan.h>
 #include <linux/inetdevice.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
@@ -113,11 +114,36 @@ bool sroce_pkt_icrc_begin(struct sk_buff *skb, struct sroce_pkt *pkt)
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_pkt_icrc_begin);
 
+/*
+ * rdma_rxe (6.2 to at least 7.2) computes a FLUSH's ICRC over its BTH,
+ * FETH and RETH twice: its opcode table gives FLUSH no payload offset,
+ * so the "payload" it adds after the headers is the 32 header bytes from
+ * the BTH on, unmasked. Such a FLUSH is accepted, and counted, so that an
+ * rdma_rxe requester can flush sroce memory; sroce itself sends the ICRC
+ * IBTA defines (which rdma_rxe in turn drops).
+ */
+static bool sroce_icrc_rxe_flush(struct sroce_pkt *pkt, u32 crc)
+{
+	const unsigned int bth = sizeof(struct udphdr);
+
+	if ((pkt->opcode & SROCE_OP_MASK) != SROCE_OP_FLUSH || pkt->paylen ||
+	    pkt->padlen)
+		return false;
+	/* sroce_parse() pulled the headers into the linear part. */
+	crc = crc32_le(crc, pkt->skb->data + bth, pkt->payoff - bth);
+	if (~crc != pkt->icrc)
+		return false;
+	sroce_count(pkt->sdev, SROCE_CNT_RX_FLUSH_ICRC_RXE, 1);
+	return true;
+}
+
 /* Compare; a mismatch is counted, and the packet must then be dropped. */
 static bool sroce_icrc_final(struct sroce_pkt *pkt, u32 crc)
 {
 	pkt->icrc_todo = false;
 	if (likely(~crc == pkt->icrc))
+		return true;
+	if (sroce_icrc_rxe_flush(pkt, crc))
 		return true;
 	sroce_count(pkt->sdev, SROCE_CNT_RX_ICRC_ERR, 1);
 	return false;
@@ -185,6 +211,63 @@ bool sroce_pkt_icrc_placed(struct sroce_pkt *pkt, u32 crc)
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_pkt_icrc_placed);
 
+/*
+ * The P_Key table holds the default key alone, a full member: a packet's
+ * key matches it when their low 15 bits agree (IBTA 10.9.3), whatever the
+ * packet's membership bit says.
+ */
+static bool sroce_pkey_ok(u16 pkey)
+{
+	return (pkey & 0x7fff) == (SROCE_DEFAULT_PKEY & 0x7fff);
+}
+
+static bool sroce_av_ipv6(const struct rxe_av *av)
+{
+	return av->network_type == RXE_NETWORK_TYPE_IPV6;
+}
+
+/**
+ * sroce_pkt_from_peer() - is a packet for a connected QP from its peer?
+ * @qp: an RC or UC QP in RTR or later, one of its locks held (its address
+ *	vector is written under both)
+ * @pkt: the packet
+ *
+ * The IP header must name the QP's path: the remote GID's address as the
+ * source and the local GID's as the destination. Anything else would let
+ * any host that reaches UDP 4791 inject into, or tear down, a connection
+ * whose QP number and PSN it guessed. A packet refused with a good ICRC is
+ * counted in rx_drop_not_peer.
+ *
+ * Return: true if the packet may be acted on.
+ */
+bool sroce_pkt_from_peer(struct sroce_qp *qp, struct sroce_pkt *pkt)
+{
+	const struct rxe_av *av = &qp->av;
+	struct sk_buff *skb = pkt->skb;
+	bool ok;
+
+	if (skb->protocol == htons(ETH_P_IPV6)) {
+		const struct ipv6hdr *ip6 = ipv6_hdr(skb);
+
+		ok = sroce_av_ipv6(av) &&
+		     ipv6_addr_equal(&ip6->saddr,
+				     &av->dgid_addr._sockaddr_in6.sin6_addr) &&
+		     ipv6_addr_equal(&ip6->daddr,
+				     &av->sgid_addr._sockaddr_in6.sin6_addr);
+	} else {
+		const struct iphdr *ip4 = ip_hdr(skb);
+
+		ok = !sroce_av_ipv6(av) &&
+		     ip4->saddr == av->dgid_addr._sockaddr_in.sin_addr.s_addr &&
+		     ip4->daddr == av->sgid_addr._sockaddr_in.sin_addr.s_addr;
+	}
+	if (likely(ok))
+		return true;
+	if (sroce_pkt_icrc_ok(pkt))
+		sroce_count(qp->sdev, SROCE_CNT_RX_DROP_NOT_PEER, 1);
+	return false;
+}
+
 static bool sroce_is_response(u8 opcode)
 {
 	switch (opcode & SROCE_OP_MASK) {
@@ -225,6 +308,7 @@ static bool sroce_parse(struct sk_buff *skb, struct sroce_pkt *pkt)
 	pkt->skb = skb;
 	pkt->psn = sroce_bth_psn(&bth);
 	pkt->qpn = sroce_bth_qpn(&bth);
+	pkt->pkey = sroce_bth_pkey(&bth);
 	pkt->ackreq = sroce_bth_ackreq(&bth);
 	pkt->se = sroce_bth_se(&bth);
 	pkt->payoff = udpl + hlen;
@@ -294,6 +378,12 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool local)
 		goto drop;
 	}
 
+	if (!sroce_pkey_ok(pkt.pkey)) {
+		if (sroce_pkt_icrc_ok(&pkt))
+			sroce_count(sdev, SROCE_CNT_RX_DROP_PKEY, 1);
+		goto drop;
+	}
+
 	/* Multicast: checked once here, then copied to every member. */
 	if (pkt.qpn == SROCE_MCAST_QPN) {
 		if ((pkt.opcode & SROCE_TR_MASK) != SROCE_TR_UD) {
@@ -337,11 +427,25 @@ drop:
 	kfree_skb(skb);
 }
 
+/*
+ * The device a packet that arrived on (or is addressed to) @ndev belongs
+ * to: a VLAN netdev's packets are its real device's, whose GID table holds
+ * the VLAN's addresses too.
+ */
+static struct sroce_dev *sroce_dev_get_for_rx(struct net_device *ndev)
+{
+	struct sroce_dev *sdev = sroce_dev_get_by_netdev(ndev);
+
+	if (!sdev && is_vlan_dev(ndev))
+		sdev = sroce_dev_get_by_netdev(vlan_dev_real_dev(ndev));
+	return sdev;
+}
+
 static int sroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 {
 	struct sroce_dev *sdev;
 
-	sdev = sroce_dev_get_by_netdev(skb->dev);
+	sdev = sroce_dev_get_for_rx(skb->dev);
 	if (!sdev) {
 		kfree_skb(skb);
 		return 0;
@@ -349,11 +453,6 @@ static int sroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 	sroce_rcv(sdev, skb, false);
 	ib_device_put(&sdev->ib);
 	return 0;
-}
-
-static bool sroce_av_ipv6(const struct rxe_av *av)
-{
-	return av->network_type == RXE_NETWORK_TYPE_IPV6;
 }
 
 static struct dst_entry *sroce_route4(struct dst_cache *cache,
@@ -411,9 +510,13 @@ static struct dst_entry *sroce_route6(struct dst_cache *cache,
  *
  * Any context. skb->data points at the BTH for the caller to fill; the IP
  * header is final except for its checksum, so the ICRC can be computed
- * before the packet goes.
+ * before the packet goes. With no route to @av the packet is built all the
+ * same, without a dst: sroce_pkt_xmit() counts and drops it, as a wire
+ * would lose it, so that the QP's own rules end the WQE (RC: the ACK
+ * timeout and the retry count; UD, UC: sent) instead of a retry per jiffy
+ * that never ends and holds up the rest of the send queue.
  *
- * Return: the packet, or NULL (no route, no memory).
+ * Return: the packet, or NULL (no memory).
  */
 struct sk_buff *sroce_pkt_alloc(struct sroce_qp *qp, const struct rxe_av *av,
 				u16 sport, unsigned int len)
@@ -428,9 +531,8 @@ struct sk_buff *sroce_pkt_alloc(struct sroce_qp *qp, const struct rxe_av *av,
 	u8 ttl;
 
 	dst = v6 ? sroce_route6(cache, av) : sroce_route4(cache, av);
-	if (!dst)
-		return NULL;
-	room = LL_RESERVED_SPACE(dst->dev) + ipl + sizeof(*uh);
+	room = (dst ? LL_RESERVED_SPACE(dst->dev) : LL_MAX_HEADER) + ipl +
+	       sizeof(*uh);
 	skb = alloc_skb(room + len, GFP_ATOMIC);
 	if (!skb) {
 		dst_release(dst);
@@ -438,7 +540,8 @@ struct sk_buff *sroce_pkt_alloc(struct sroce_qp *qp, const struct rxe_av *av,
 	}
 	skb_reserve(skb, room);
 	skb_put(skb, len);
-	skb_dst_set(skb, dst);
+	if (dst)
+		skb_dst_set(skb, dst);
 
 	uh = skb_push(skb, sizeof(*uh));
 	skb_reset_transport_header(skb);
@@ -518,7 +621,7 @@ static struct sroce_dev *sroce_local_dev(struct sk_buff *skb)
 	else
 		ndev = __ip_dev_find(&init_net, ip_hdr(skb)->daddr, false);
 	if (ndev)
-		sdev = sroce_dev_get_by_netdev(ndev);
+		sdev = sroce_dev_get_for_rx(ndev);
 	rcu_read_unlock();
 	return sdev;
 }
@@ -544,6 +647,11 @@ int sroce_pkt_xmit(struct sroce_qp *qp, struct sk_buff *skb)
 	int err;
 
 	skb_push(skb, ipl + sizeof(struct udphdr));
+	if (unlikely(!skb_dst(skb))) {
+		sroce_count(sdev, SROCE_CNT_TX_NO_ROUTE, 1);
+		kfree_skb(skb);
+		return 0;	/* no route: lost, as on a wire */
+	}
 	sroce_count(sdev, SROCE_CNT_TX_PKTS, 1);
 	sroce_count(sdev, SROCE_CNT_TX_BYTES, skb->len - ipl);
 

@@ -48,12 +48,69 @@ struct sroce_qp *sroce_qp_get(struct sroce_dev *sdev, u32 qpn)
 	rcu_read_unlock();
 	return qp;
 }
+EXPORT_SYMBOL_IF_KUNIT(sroce_qp_get);
 
 void sroce_qp_put(struct sroce_qp *qp)
 {
 	if (refcount_dec_and_test(&qp->users))
 		complete(&qp->idle);
 }
+EXPORT_SYMBOL_IF_KUNIT(sroce_qp_put);
+
+/**
+ * sroce_qpn_alloc() - give @qp a QP number and make it findable by it
+ * @sdev: its device
+ * @qp: the QP
+ * @qpn: set to the number
+ *
+ * Numbers go round from 16 (0 and 1 are the special QPs, the rest below
+ * 16 kept as other RNICs keep them) up to, not including, 0xffffff: that
+ * one addresses a multicast group on the wire and can be no QP's own.
+ *
+ * Return: 0 or 1 (the numbers wrapped), or a negative errno.
+ */
+int sroce_qpn_alloc(struct sroce_dev *sdev, struct sroce_qp *qp, u32 *qpn)
+{
+	return xa_alloc_cyclic_bh(&sdev->qp_xa, qpn, qp,
+				  XA_LIMIT(16, SROCE_MCAST_QPN - 1),
+				  &sdev->qp_next, GFP_KERNEL);
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_qpn_alloc);
+
+/**
+ * sroce_qp_unlist() - take @qp out of the receive path's lookups
+ * @sdev: its device
+ * @qp: the QP, being destroyed
+ *
+ * Return: the RCU state to hand to sroce_qp_quiesce().
+ */
+unsigned long sroce_qp_unlist(struct sroce_dev *sdev, struct sroce_qp *qp)
+{
+	xa_erase_bh(&sdev->qp_xa, qp->ibqp.qp_num);
+	return get_state_synchronize_rcu();
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_qp_unlist);
+
+/**
+ * sroce_qp_quiesce() - wait until nothing can touch an unlisted QP
+ * @qp: the QP, unlisted
+ * @gp: what sroce_qp_unlist() returned
+ *
+ * Drops the creation reference and waits for the holders of the others.
+ * A receive path may have loaded @qp from the xarray before it was
+ * erased and not yet taken its reference (sroce_qp_get()): it is inside
+ * an RCU read-side section, so the wait for a grace period started at
+ * unlisting keeps ib_core from freeing the memory under it. The grace
+ * period has usually passed by then, and cond_synchronize_rcu() then
+ * costs nothing.
+ */
+void sroce_qp_quiesce(struct sroce_qp *qp, unsigned long gp)
+{
+	sroce_qp_put(qp);
+	wait_for_completion(&qp->idle);
+	cond_synchronize_rcu(gp);
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_qp_quiesce);
 
 /**
  * sroce_complete() - post a completion for a QP
@@ -468,6 +525,11 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	err = dst_cache_init(&qp->dst_cache, GFP_KERNEL);
 	if (err)
 		goto err_res;
+	qp->jobs = kvcalloc(SROCE_RJOBS, sizeof(*qp->jobs), GFP_KERNEL_ACCOUNT);
+	if (!qp->jobs) {
+		err = -ENOMEM;
+		goto err_dst;
+	}
 
 	err = sroce_qp_queues(qp, init, udata);
 	if (err)
@@ -484,9 +546,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		/* A datagram fits the port's MTU; UD has no path MTU. */
 		if (init->qp_type == IB_QPT_UD)
 			qp->pmtu = ib_mtu_enum_to_int(sdev->active_mtu);
-		err = xa_alloc_cyclic_bh(&sdev->qp_xa, &qpn, qp,
-					 XA_LIMIT(16, SROCE_QPN_MASK),
-					 &sdev->qp_next, GFP_KERNEL);
+		err = sroce_qpn_alloc(sdev, qp, &qpn);
 	}
 	if (err < 0)
 		goto err_queues;
@@ -498,6 +558,7 @@ err_queues:
 	sroce_queue_free(&qp->sq);
 	kvfree(qp->swqe);
 err_dst:
+	kvfree(qp->jobs);
 	dst_cache_destroy(&qp->dst_cache);
 err_res:
 	sroce_res_put(sdev, SROCE_RES_QP);
@@ -508,6 +569,7 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct sroce_qp *qp = to_sqp(ibqp);
 	struct sroce_dev *sdev = qp->sdev;
+	unsigned long gp;
 
 	spin_lock_bh(&qp->sq_lock);
 	spin_lock(&qp->rq_lock);
@@ -516,12 +578,11 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	spin_unlock(&qp->rq_lock);
 	spin_unlock_bh(&qp->sq_lock);
 
-	xa_erase_bh(&sdev->qp_xa, ibqp->qp_num);
+	gp = sroce_qp_unlist(sdev, qp);
 	hrtimer_cancel(&qp->timer);
 	cancel_delayed_work_sync(&qp->tx_work);
 	cancel_delayed_work_sync(&qp->rq_err_work);
-	sroce_qp_put(qp);
-	wait_for_completion(&qp->idle);
+	sroce_qp_quiesce(qp, gp);
 	/* A receive path that ran last may have re-armed either. */
 	hrtimer_cancel(&qp->timer);
 	cancel_delayed_work_sync(&qp->tx_work);
@@ -531,6 +592,7 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	sroce_queue_free(&qp->rq);
 	sroce_queue_free(&qp->sq);
 	kvfree(qp->swqe);
+	kvfree(qp->jobs);
 	dst_cache_destroy(&qp->dst_cache);
 	sroce_res_put(sdev, SROCE_RES_QP);
 	return 0;
@@ -551,7 +613,14 @@ static void sroce_qp_reset_locked(struct sroce_qp *qp)
 {
 	sroce_sq_discard(qp);
 	qp->rd_outstanding = 0;
+	qp->cwnd = 0;
 	qp->rnr_wait = false;
+	qp->odp_wait = false;
+	/* A fault that failed before the reset fails nothing after it. */
+	clear_bit(SROCE_QP_ODP_ERR_REQ, &qp->flags);
+	clear_bit(SROCE_QP_ODP_ERR_COMP, &qp->flags);
+	clear_bit(SROCE_QP_ODP_ERR_RESP, &qp->flags);
+	clear_bit(SROCE_QP_ODP_ERR_READ, &qp->flags);
 	qp->rd_gap = false;
 	qp->req_err = 0;
 
@@ -595,12 +664,18 @@ static int sroce_qp_check_attr(struct sroce_qp *qp, struct ib_qp_attr *a,
 		return -EINVAL;
 	if ((mask & IB_QP_MIN_RNR_TIMER) && a->min_rnr_timer > 31)
 		return -EINVAL;
+	/*
+	 * rdma-core's ODP tests give a QP its MR's flags, ON_DEMAND among
+	 * them; rdma_rxe ignores what means nothing for a QP, so does sroce
+	 * where it offers ODP.
+	 */
 	if ((mask & IB_QP_ACCESS_FLAGS) &&
 	    (a->qp_access_flags & ~(IB_ACCESS_REMOTE_WRITE |
 				    IB_ACCESS_REMOTE_READ |
 				    IB_ACCESS_REMOTE_ATOMIC |
 				    IB_ACCESS_LOCAL_WRITE |
-				    SROCE_ACCESS_FLUSH)))
+				    SROCE_ACCESS_FLUSH |
+				    SROCE_ACCESS_ON_DEMAND)))
 		return -EINVAL;
 	/* No alternate paths on RoCE; no resizing through modify. */
 	if (mask & (IB_QP_ALT_PATH | IB_QP_CAP))

@@ -90,15 +90,41 @@ EXPORT_SYMBOL_IF_KUNIT(sroce_req_npkts);
  * sroce_ack_timeout_ns() - the local ACK timeout
  * @timeout: the QP attribute, 0..31
  *
- * Return: 4.096 us * 2^@timeout in ns; 0 (no timer) for @timeout 0.
+ * IBTA's 4.096 us * 2^@timeout is the least a requester waits. Software
+ * on both ends can stall longer than that without losing anything (a
+ * loaded host, a guest not scheduled); a timer that fires then sends the
+ * window again behind what is still on its way, and the duplicates delay
+ * the answer past the next expiry. So sroce waits at least 200 ms, the
+ * least TCP waits before it retransmits (TCP_RTO_MIN). A lost packet is
+ * mostly found sooner, by the PSN gap behind it.
+ *
+ * Return: the timer's period in ns; 0 (no timer) for @timeout 0.
  */
 u64 sroce_ack_timeout_ns(u8 timeout)
 {
 	if (!timeout)
 		return 0;
-	return 4096ULL << min_t(u8, timeout, 31);
+	return max(4096ULL << min_t(u8, timeout, 31), SROCE_ACK_TIMEOUT_MIN_NS);
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_ack_timeout_ns);
+
+/**
+ * sroce_cwnd_grow() - the send window after PSNs were acknowledged
+ * @cwnd: the window cut by an ACK timeout, 0 for the full SROCE_WINDOW
+ * @acked: PSNs just acknowledged
+ *
+ * One more PSN in flight per PSN acknowledged: the window doubles each
+ * round trip, as TCP's does in slow start, until it is whole again.
+ *
+ * Return: the new window, 0 once it reaches SROCE_WINDOW.
+ */
+u8 sroce_cwnd_grow(u8 cwnd, u32 acked)
+{
+	if (!cwnd || acked >= SROCE_WINDOW - cwnd)
+		return 0;
+	return cwnd + acked;
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_cwnd_grow);
 
 /* IBTA table 45: RNR NAK timer field -> delay in us (code 0 is 655.36 ms). */
 static const u32 sroce_rnr_us[32] = {
@@ -555,6 +581,9 @@ static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 			memcpy(p, w->inline_data + off, paylen);
 			crc = crc32_le(crc, p, paylen);
 		} else {
+			/* An ODP miss pauses the requester (odp.c). */
+			c.qp = qp;
+			c.kick = SROCE_ODP_KICK_REQ;
 			*err = sroce_sge_copy(qp->ibqp.pd, w->sge, w->num_sge,
 					      off, paylen, 0, &c);
 			if (*err) {
@@ -599,10 +628,13 @@ struct sk_buff *sroce_req_next(struct sroce_qp *qp, u32 *psn)
 	int err = 0;
 
 	spin_lock_bh(&qp->sq_lock);
-	if (qp->state != IB_QPS_RTS || qp->rnr_wait || qp->req_err)
-		goto out;
-	if (sroce_qp_unacked(qp))
+	/* UD, UC: what the last call handed out has gone; complete it. */
+	if (sroce_qp_unacked(qp) &&
+	    (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD))
 		sroce_comp_sent(qp);
+	if (qp->state != IB_QPS_RTS || qp->rnr_wait || qp->odp_wait ||
+	    qp->req_err)
+		goto out;
 	sroce_req_fetch(qp);
 again:
 	if (qp->req_cur == qp->sq_head)
@@ -627,7 +659,8 @@ again:
 		goto out;
 	}
 	if (!sroce_qp_unacked(qp) &&
-	    sroce_psn_diff(qp->req_psn, qp->una_psn) >= SROCE_WINDOW)
+	    sroce_psn_diff(qp->req_psn, qp->una_psn) >=
+	    (qp->cwnd ?: SROCE_WINDOW))
 		goto out;
 	/*
 	 * A READ request or an atomic not sent before needs a responder
@@ -640,8 +673,24 @@ again:
 	     !w->rd_reqs))
 		goto out;
 
-	skb = sroce_req_build(qp, w, psn, &err);
-	if (err == -ENOMEM) {
+	/*
+	 * Where a response lands: ODP pages faulted in before it is asked
+	 * (an SGE lookup each, skipped while the device has no ODP MR; one
+	 * registered meanwhile is faulted in by the response's copy).
+	 */
+	if (!w->started && atomic_read(&qp->sdev->odp_mrs) &&
+	    (w->opcode == IB_WR_RDMA_READ ||
+	     w->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+	     w->opcode == IB_WR_ATOMIC_FETCH_AND_ADD))
+		err = sroce_sge_prefault(qp, w->sge, w->num_sge,
+					 w->opcode == IB_WR_RDMA_READ ?
+					 w->length : sizeof(u64));
+	if (!err)
+		skb = sroce_req_build(qp, w, psn, &err);
+	if (err == -EAGAIN) {
+		/* An ODP fault is on its way; it resumes the requester. */
+		qp->odp_wait = true;
+	} else if (err == -ENOMEM) {
 		sroce_qp_schedule(qp, 1);
 	} else if (err) {
 		/* Bad lkey, foreign PD, no right or out of bounds. */
@@ -650,8 +699,14 @@ again:
 			fail = true;
 	}
 	if (skb && sroce_qp_unacked(qp)) {
+		/*
+		 * A UD or UC WQE completes once its last packet has gone: the
+		 * caller's next call does it (first thing above), after
+		 * sroce_pkt_xmit(). Completed now, a packet the device then
+		 * refused could not be sent again (sroce_req_rewind() finds
+		 * only WQEs not completed) and the message would be lost.
+		 */
 		qp->una_psn = qp->req_psn;
-		sroce_comp_sent(qp);
 	} else if (skb && *psn == qp->una_psn) {
 		/* The first outstanding packet: its ACK is due from now. */
 		sroce_req_arm_timer(qp);
@@ -695,6 +750,12 @@ enum hrtimer_restart sroce_req_timer(struct hrtimer *t)
 			fail = IB_WC_RETRY_EXC_ERR;
 		} else {
 			qp->retry_left--;
+			/*
+			 * A peer slower than the timeout still holds what was
+			 * sent; a full window again would queue behind it and
+			 * time out again. Resend a little, grow on ACKs.
+			 */
+			qp->cwnd = SROCE_WINDOW_MIN;
 			sroce_req_rewind(qp, qp->una_psn);
 		}
 	} else {

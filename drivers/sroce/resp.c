@@ -96,15 +96,23 @@ int sroce_resp_opseq(u8 in_msg, u8 opcode, u8 *next)
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_resp_opseq);
 
-/* Queue a job; an ACK right behind an ACK replaces it. */
-static bool sroce_resp_push(struct sroce_qp *qp, const struct sroce_rjob *j)
+/**
+ * sroce_resp_push() - queue a job for the responder to send
+ * @qp: the QP; caller holds rq_lock
+ * @j: the job, copied
+ *
+ * An ACK right behind an ACK replaces it.
+ *
+ * Return: false when the ring is full.
+ */
+bool sroce_resp_push(struct sroce_qp *qp, const struct sroce_rjob *j)
 {
 	u32 n = qp->job_tail - qp->job_head;
 
+	lockdep_assert_held(&qp->rq_lock);
 	if (n && j->type == SROCE_RJOB_ACK &&
 	    j->syn == SROCE_AETH_ACK_UNLIMITED) {
-		struct sroce_rjob *t = &qp->jobs[(qp->job_tail - 1) %
-						 SROCE_RJOBS];
+		struct sroce_rjob *t = sroce_rjob_at(qp, qp->job_tail - 1);
 
 		if (t->type == SROCE_RJOB_ACK && t->syn == j->syn) {
 			t->psn = j->psn;
@@ -114,10 +122,11 @@ static bool sroce_resp_push(struct sroce_qp *qp, const struct sroce_rjob *j)
 	}
 	if (n == SROCE_RJOBS)
 		return false;
-	qp->jobs[qp->job_tail % SROCE_RJOBS] = *j;
+	*sroce_rjob_at(qp, qp->job_tail) = *j;
 	qp->job_tail++;
 	return true;
 }
+EXPORT_SYMBOL_IF_KUNIT(sroce_resp_push);
 
 static void sroce_resp_ack(struct sroce_qp *qp, u8 syn, u32 psn)
 {
@@ -273,6 +282,15 @@ static int sroce_resp_nak(struct sroce_pkt *pkt, u8 *nak, u8 syn, int err)
 	return err;
 }
 
+/*
+ * An ODP MR is being faulted in (odp.c): the packet gets an RNR NAK and
+ * comes again, the receive WQE stays taken.
+ */
+static bool sroce_resp_odp_miss(int err)
+{
+	return err == -EAGAIN || err == -ENOMEM;
+}
+
 /* sroce_resp_get_rwqe() failed: RNR, or a bad receive WQE failed. */
 static int sroce_resp_no_rwqe(u8 *nak, int err)
 {
@@ -290,7 +308,7 @@ static int sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
 			   u8 *nak)
 {
 	struct sroce_copy c = { .skb = pkt->skb, .off = pkt->payoff,
-				.to_mr = true };
+				.to_mr = true, .qp = qp };
 	u8 op = pkt->opcode & SROCE_OP_MASK;
 	bool first = op == SROCE_OP_SEND_FIRST || op == SROCE_OP_SEND_ONLY ||
 		     op == SROCE_OP_SEND_ONLY_IMM || op == SROCE_OP_SEND_ONLY_INV;
@@ -319,6 +337,8 @@ static int sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	err = sroce_sge_copy(qp->ibqp.pd, qp->rwqe.sge, qp->rwqe.num_sge,
 			     qp->rcv_off, pkt->paylen, IB_ACCESS_LOCAL_WRITE,
 			     &c);
+	if (sroce_resp_odp_miss(err))
+		return sroce_pkt_icrc_ok(pkt) ? -EAGAIN : -EBADMSG;
 	if (err) {
 		err = sroce_resp_nak(pkt, nak, SROCE_AETH_NAK_REM_OP, err);
 		if (err != -EBADMSG)
@@ -369,7 +389,7 @@ static int sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 			    u8 *nak)
 {
 	struct sroce_copy c = { .skb = pkt->skb, .off = pkt->payoff,
-				.to_mr = true };
+				.to_mr = true, .qp = qp };
 	u8 op = pkt->opcode & SROCE_OP_MASK;
 	bool first = op == SROCE_OP_WRITE_FIRST || op == SROCE_OP_WRITE_ONLY ||
 		     op == SROCE_OP_WRITE_ONLY_IMM;
@@ -412,6 +432,8 @@ static int sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		err = sroce_mr_copy_rkey(qp, qp->wr_rkey,
 					 qp->wr_va + qp->rcv_off, pkt->paylen,
 					 IB_ACCESS_REMOTE_WRITE, &c);
+		if (sroce_resp_odp_miss(err))
+			return sroce_pkt_icrc_ok(pkt) ? -EAGAIN : -EBADMSG;
 		if (err)
 			return sroce_resp_nak(pkt, nak, SROCE_AETH_NAK_REM_ACC,
 					      err);
@@ -511,6 +533,8 @@ static int sroce_resp_atomic(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		return -EACCES;
 	}
 	err = sroce_mr_atomic(qp, rkey, va, op, a, b, &j.va);
+	if (sroce_resp_odp_miss(err))
+		return -EAGAIN;
 	if (err == -EFAULT)
 		goto invalid;
 	if (err) {
@@ -706,17 +730,21 @@ static int sroce_resp_execute(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	return 0;
 }
 
-/*
- * Queue the answer to a replayed READ or atomic request. Go-back-N: the
- * requester sends everything from its PSN again, so what is queued from
- * there on is answered afresh.
+/**
+ * sroce_resp_replay() - queue the answer to a replayed READ or atomic
+ * @qp: the QP; caller holds rq_lock
+ * @j: the job answering it
+ *
+ * Go-back-N: the requester sends everything from its PSN again, so what
+ * is queued from there on is answered afresh.
  */
-static void sroce_resp_replay(struct sroce_qp *qp, const struct sroce_rjob *j)
+void sroce_resp_replay(struct sroce_qp *qp, const struct sroce_rjob *j)
 {
 	u32 i;
 
+	lockdep_assert_held(&qp->rq_lock);
 	for (i = qp->job_head; i != qp->job_tail; i++) {
-		struct sroce_rjob *q = &qp->jobs[i % SROCE_RJOBS];
+		struct sroce_rjob *q = sroce_rjob_at(qp, i);
 		u32 end = q->psn;
 
 		if (q->type == SROCE_RJOB_READ)
@@ -728,13 +756,13 @@ static void sroce_resp_replay(struct sroce_qp *qp, const struct sroce_rjob *j)
 	}
 	while (qp->job_tail != i) {
 		qp->job_tail--;
-		if (qp->jobs[qp->job_tail % SROCE_RJOBS].type !=
-		    SROCE_RJOB_ACK)
+		if (sroce_rjob_at(qp, qp->job_tail)->type != SROCE_RJOB_ACK)
 			qp->rd_pending--;
 	}
 	if (sroce_resp_push(qp, j))
 		qp->rd_pending++;
 }
+EXPORT_SYMBOL_IF_KUNIT(sroce_resp_replay);
 
 /* The remembered result of atomic request @op at @psn, if still kept. */
 static bool sroce_resp_recall(struct sroce_qp *qp, u32 psn, u8 op, u64 *orig)
@@ -804,7 +832,8 @@ void sroce_resp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	int err;
 
 	spin_lock_bh(&qp->rq_lock);
-	if (qp->state < IB_QPS_RTR || qp->state == IB_QPS_ERR) {
+	if (qp->state < IB_QPS_RTR || qp->state == IB_QPS_ERR ||
+	    !sroce_pkt_from_peer(qp, pkt)) {
 		spin_unlock_bh(&qp->rq_lock);
 		return;
 	}
@@ -886,7 +915,8 @@ void sroce_resp_uc(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	int err;
 
 	spin_lock_bh(&qp->rq_lock);
-	if (qp->state < IB_QPS_RTR || qp->state == IB_QPS_ERR)
+	if (qp->state < IB_QPS_RTR || qp->state == IB_QPS_ERR ||
+	    !sroce_pkt_from_peer(qp, pkt))
 		goto out;
 	if (!sroce_resp_uc_accept(qp->in_msg, qp->epsn, pkt->psn,
 				  pkt->opcode, &abandon) ||
@@ -941,7 +971,7 @@ out:
 void sroce_resp_ud(struct sroce_qp *qp, struct sroce_pkt *pkt)
 {
 	struct sroce_copy c = { .skb = pkt->skb, .off = pkt->payoff,
-				.to_mr = true };
+				.to_mr = true, .qp = qp };
 	bool v6 = pkt->skb->protocol == htons(ETH_P_IPV6);
 	struct sroce_wc wc = {
 		.status = IB_WC_SUCCESS,
@@ -949,10 +979,11 @@ void sroce_resp_ud(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		.flags = IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE,
 		.network_hdr_type = v6 ? RDMA_NETWORK_IPV6 : RDMA_NETWORK_IPV4,
 	};
-	struct sroce_copy g = { .to_mr = true };
+	struct sroce_copy g = { .to_mr = true, .qp = qp };
 	u8 grh[40] = {};
 	u8 op = pkt->opcode & SROCE_OP_MASK;
 	u32 crc;
+	int err;
 
 	if (v6)
 		memcpy(grh, skb_network_header(pkt->skb), 40);
@@ -974,11 +1005,16 @@ void sroce_resp_ud(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		goto drop;
 	}
 	c.crc = sroce_pkt_icrc_copy(pkt, &crc);
-	if (sroce_sge_copy(qp->ibqp.pd, qp->rwqe.sge, qp->rwqe.num_sge, 0,
-			   sizeof(grh), IB_ACCESS_LOCAL_WRITE, &g) ||
-	    sroce_sge_copy(qp->ibqp.pd, qp->rwqe.sge, qp->rwqe.num_sge,
-			   sizeof(grh), pkt->paylen, IB_ACCESS_LOCAL_WRITE,
-			   &c)) {
+	err = sroce_sge_copy(qp->ibqp.pd, qp->rwqe.sge, qp->rwqe.num_sge, 0,
+			     sizeof(grh), IB_ACCESS_LOCAL_WRITE, &g);
+	if (!err)
+		err = sroce_sge_copy(qp->ibqp.pd, qp->rwqe.sge,
+				     qp->rwqe.num_sge, sizeof(grh),
+				     pkt->paylen, IB_ACCESS_LOCAL_WRITE, &c);
+	/* ODP: dropped, no RNR NAK on UD; the WQE waits for the next one. */
+	if (sroce_resp_odp_miss(err))
+		goto drop;
+	if (err) {
 		if (sroce_pkt_icrc_ok(pkt))
 			sroce_resp_fail_rwqe(qp, IB_WC_LOC_PROT_ERR);
 		goto drop;
@@ -998,7 +1034,10 @@ drop:
 	spin_unlock_bh(&qp->rq_lock);
 }
 
-/* Build the next packet of a READ job; NULL when its MR went away. */
+/*
+ * Build the next packet of a READ job; NULL when its MR went away, an
+ * ERR_PTR when it must wait (memory, an ODP fault).
+ */
 static struct sk_buff *sroce_resp_read_pkt(struct sroce_qp *qp,
 					   struct sroce_rjob *j, u32 *psnp)
 {
@@ -1009,6 +1048,7 @@ static struct sk_buff *sroce_resp_read_pkt(struct sroce_qp *qp,
 	unsigned int hlen;
 	u8 opcode, *p;
 	u32 psn;
+	int err;
 
 	if (first)
 		opcode = last ? SROCE_OP_READ_RESP_ONLY :
@@ -1034,10 +1074,14 @@ static struct sk_buff *sroce_resp_read_pkt(struct sroce_qp *qp,
 	crc = sroce_pkt_icrc_start(skb, p);
 	c.buf = p;
 	c.crc = &crc;
-	if (paylen && sroce_mr_copy_rkey(qp, j->rkey, j->va + j->off,
-					 paylen, IB_ACCESS_REMOTE_READ, &c)) {
+	/* An ODP miss keeps the job; the fault runs the QP again. */
+	c.qp = qp;
+	c.kick = SROCE_ODP_KICK_RUN;
+	err = paylen ? sroce_mr_copy_rkey(qp, j->rkey, j->va + j->off, paylen,
+					  IB_ACCESS_REMOTE_READ, &c) : 0;
+	if (err) {
 		kfree_skb(skb);
-		return NULL;
+		return sroce_resp_odp_miss(err) ? ERR_PTR(-EAGAIN) : NULL;
 	}
 	p += paylen;
 	sroce_pkt_icrc_end(skb, crc, pad);
@@ -1110,7 +1154,7 @@ struct sk_buff *sroce_resp_next(struct sroce_qp *qp, u32 *psn)
 
 	spin_lock_bh(&qp->rq_lock);
 	while (qp->job_head != qp->job_tail) {
-		j = &qp->jobs[qp->job_head % SROCE_RJOBS];
+		j = sroce_rjob_at(qp, qp->job_head);
 		if (j->type != SROCE_RJOB_READ) {
 			skb = sroce_resp_ack_pkt(qp, j);
 			if (!skb)
@@ -1168,7 +1212,7 @@ void sroce_resp_rewind(struct sroce_qp *qp, u32 psn)
 
 	spin_lock_bh(&qp->rq_lock);
 	if (qp->job_head != qp->job_tail) {
-		j = &qp->jobs[qp->job_head % SROCE_RJOBS];
+		j = sroce_rjob_at(qp, qp->job_head);
 		if (sroce_rjob_covers(qp, j, psn)) {
 			j->off = sroce_psn_diff(psn, j->psn) * qp->pmtu;
 			goto out;
@@ -1180,13 +1224,14 @@ void sroce_resp_rewind(struct sroce_qp *qp, u32 psn)
 	    qp->job_tail - qp->job_head < SROCE_RJOBS) {
 		j->off = sroce_psn_diff(psn, j->psn) * qp->pmtu;
 		qp->job_head--;
-		qp->jobs[qp->job_head % SROCE_RJOBS] = *j;
+		*sroce_rjob_at(qp, qp->job_head) = *j;
 		qp->rd_pending++;
 		j->len = 0;
 	}
 out:
 	spin_unlock_bh(&qp->rq_lock);
 }
+EXPORT_SYMBOL_IF_KUNIT(sroce_resp_rewind);
 
 /* Forget every queued job and message in progress. Caller holds rq_lock. */
 void sroce_resp_reset(struct sroce_qp *qp)

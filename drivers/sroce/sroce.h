@@ -96,6 +96,10 @@ enum sroce_counter {
 	SROCE_CNT_RX_DUPLICATES,
 	SROCE_CNT_RX_OUT_OF_SEQ,
 	SROCE_CNT_TX_DROPS,
+	SROCE_CNT_RX_FLUSH_ICRC_RXE,
+	SROCE_CNT_RX_DROP_NOT_PEER,
+	SROCE_CNT_RX_DROP_PKEY,
+	SROCE_CNT_TX_NO_ROUTE,
 	SROCE_CNT_NUM,
 };
 
@@ -121,6 +125,7 @@ struct sroce_dev {
 	struct xarray		mr_xa;		/* key index -> MR, RCU readers */
 	u32			mr_next;	/* cyclic index allocation */
 	atomic_t		key_seq;	/* source of key bytes */
+	atomic_t		odp_mrs;	/* ODP MRs: none, no prefault */
 	struct xarray		mw_xa;		/* key index -> MW, RCU readers */
 	u32			mw_next;	/* cyclic index allocation */
 	spinlock_t		mw_lock;	/* sroce_mr.nr_mw and .dying,
@@ -198,6 +203,15 @@ struct sroce_mr {
 	struct ib_mr		ibmr;
 	struct ib_umem		*umem;
 	struct page		**pages;	/* pinned pages, in order */
+	/*
+	 * On-demand paging: pages[] mirrors what ib_core has faulted in
+	 * (NULL: not present) and odp_writable which of them may be
+	 * written. Copies read both under odp_lock, the fault path and the
+	 * MMU notifier write them under it (and umem_mutex). See odp.c.
+	 */
+	struct ib_umem_odp	*odp;
+	unsigned long		*odp_writable;
+	rwlock_t		odp_lock;
 	unsigned long		npages;
 	u32			page_off;	/* offset of iova in pages[0] */
 	bool			dma;		/* kernel DMA MR: iova is a VA */
@@ -302,7 +316,10 @@ static inline struct sroce_cq *to_scq(struct ib_cq *ibcq)
 /*
  * FLUSH (IBTA 1.5): the same, for its work request and completion, and
  * its form of the send WQE's wr union (6.1's rdma_user_rxe.h lacks it;
- * a 6.1 requester still sends FLUSH to a peer that executes it).
+ * a 6.1 requester still sends FLUSH to a peer that executes it). The rxe
+ * provider leaves remote_addr and length unset and puts the range in the
+ * WQE's iova and dma.length, where rdma_rxe reads it: so does sroce; the
+ * two fields only keep the layout.
  */
 #define SROCE_WR_FLUSH		14
 #define SROCE_WC_FLUSH		8
@@ -407,8 +424,6 @@ enum sroce_rjob_type {
 };
 
 struct sroce_rjob {
-	u8		type;
-	u8		syn;		/* AETH syndrome of an ACK/NAK */
 	u32		psn;		/* ACK: its PSN; READ: the request's */
 	u32		msn;
 	u64		va;		/* READ: as requested; ATOMIC: the
@@ -417,14 +432,28 @@ struct sroce_rjob {
 	u32		rkey;
 	u32		len;
 	u32		off;		/* READ: bytes sent so far */
+	u8		type;
+	u8		syn;		/* AETH syndrome of an ACK/NAK */
 	bool		mid;		/* READ: replays part of a request */
 	bool		big;		/* READ: more than SROCE_WINDOW packets */
 };
 
-#define SROCE_RJOBS	(2 * SROCE_MAX_QP_RD_ATOM + 2)
+/*
+ * Responder jobs a QP can owe: a READ or atomic per max_dest_rd_atomic
+ * with an ACK after each and one before. A power of two, so that the
+ * free-running u32 ring positions stay in step with the slots when they
+ * wrap (2^32 is a multiple of it).
+ */
+#define SROCE_RJOBS	512
+static_assert(SROCE_RJOBS >= 2 * SROCE_MAX_QP_RD_ATOM + 2);
+static_assert((SROCE_RJOBS & (SROCE_RJOBS - 1)) == 0);
 
 /* Unacknowledged PSNs in flight per QP; the most a sroce READ asks for. */
 #define SROCE_WINDOW	64
+/* The shortest ACK timeout sroce waits, whatever the QP asks for. */
+#define SROCE_ACK_TIMEOUT_MIN_NS	(200ULL * NSEC_PER_MSEC)
+/* The window after an ACK timeout; it grows back as PSNs are acknowledged. */
+#define SROCE_WINDOW_MIN	16
 
 /* Bits of sroce_qp.flags. */
 enum {
@@ -432,6 +461,16 @@ enum {
 	SROCE_QP_RESP_AGAIN,	/* more for it: the owner loops */
 	SROCE_QP_REQ_RUNNING,	/* one context sends the requester's stream */
 	SROCE_QP_REQ_AGAIN,	/* more for it: the owner loops */
+	/* An ODP fault failed: the next miss of that side fails instead. */
+	SROCE_QP_ODP_ERR_REQ,	/* requester */
+	SROCE_QP_ODP_ERR_COMP,	/* completer */
+	SROCE_QP_ODP_ERR_RESP,	/* responder placing or executing a request */
+	SROCE_QP_ODP_ERR_READ,	/* responder reading for a READ response */
+	/* An ODP fault for that side is queued: a miss meanwhile waits for it. */
+	SROCE_QP_ODP_BUSY_REQ,
+	SROCE_QP_ODP_BUSY_COMP,
+	SROCE_QP_ODP_BUSY_RESP,
+	SROCE_QP_ODP_BUSY_READ,
 };
 
 struct sroce_qp {
@@ -475,9 +514,11 @@ struct sroce_qp {
 	u32			req_max_psn;	/* beyond anything sent */
 	u32			una_psn;	/* oldest unacknowledged PSN */
 	u32			rd_outstanding;
+	u8			cwnd;		/* cut window, 0: SROCE_WINDOW */
 	u8			retry_left;
 	u8			rnr_left;
 	bool			rnr_wait;	/* paused by an RNR NAK */
+	bool			odp_wait;	/* paused for an ODP fault */
 	bool			rd_gap;		/* rewound for a READ gap */
 	u8			req_err;	/* WC status once failed */
 	struct hrtimer		timer;		/* retransmit and RNR */
@@ -521,8 +562,14 @@ struct sroce_qp {
 	u16			rd_pace_sent;	/* in the jiffy rd_pace_tick */
 	unsigned long		rd_pace_tick;
 	bool			rd_loss;	/* asked again since the last READ */
-	struct sroce_rjob	jobs[SROCE_RJOBS];
+	struct sroce_rjob	*jobs;		/* SROCE_RJOBS of them */
 };
+
+/* The responder job at free-running ring position @pos. */
+static inline struct sroce_rjob *sroce_rjob_at(struct sroce_qp *qp, u32 pos)
+{
+	return &qp->jobs[pos & (SROCE_RJOBS - 1)];
+}
 
 static inline struct sroce_qp *to_sqp(struct ib_qp *ibqp)
 {
@@ -544,6 +591,7 @@ struct sroce_pkt {
 	u32			hdrs;		/* enum sroce_hdr_bits */
 	u32			psn;
 	u32			qpn;
+	u16			pkey;
 	bool			ackreq;
 	bool			se;
 	u32			paylen;		/* payload bytes, no pad */
@@ -578,6 +626,19 @@ struct sroce_wc {
 	};
 };
 
+/*
+ * What an ODP fault resolved in process context does for the QP whose
+ * packet missed the page (see odp.c).
+ */
+enum sroce_odp_kick {
+	SROCE_ODP_KICK_NONE,	/* responder: it sent an RNR NAK, or dropped
+				 * a datagram; the peer tries again
+				 */
+	SROCE_ODP_KICK_RUN,	/* responder: a READ job waits, run the QP */
+	SROCE_ODP_KICK_REQ,	/* requester: paused (odp_wait), resume it */
+	SROCE_ODP_KICK_RESEND,	/* completer: it dropped a response, go back */
+};
+
 /* Source or destination of a copy between SGEs and a packet. */
 struct sroce_copy {
 	struct sk_buff	*skb;		/* skb at @off, else @buf */
@@ -585,6 +646,8 @@ struct sroce_copy {
 	u8		*buf;
 	bool		to_mr;
 	u32		*crc;		/* running CRC, or NULL */
+	struct sroce_qp	*qp;		/* ODP: whose copy it is, or NULL */
+	u8		kick;		/* ODP: enum sroce_odp_kick */
 };
 
 /* main.c */
@@ -656,6 +719,7 @@ bool sroce_cq_arm_fires(u8 *notify, bool solicited);
 /* mr.c */
 int sroce_mr_access_ok(u64 mr_iova, u64 mr_len, int mr_access, u64 iova,
 		       u64 len, int need);
+bool sroce_odp_present(struct sroce_mr *mr, u64 iova, u32 len, bool write);
 void sroce_mr_copy(struct sroce_mr *mr, u64 iova, void *buf, u32 len,
 		   bool to_mr, u32 *crc);
 struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key);
@@ -670,10 +734,15 @@ int sroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 int sroce_mr_fast_reg(struct ib_pd *pd, struct sroce_mr *mr, u32 key,
 		      int access);
 int sroce_mr_invalidate(struct ib_pd *pd, u32 key);
+int sroce_mr_inv_held(struct sroce_mr *mr, struct ib_pd *pd);
 int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 
 int sroce_sge_copy(struct ib_pd *pd, const struct ib_sge *sge, u32 num_sge,
 		   u32 off, u32 len, int need, struct sroce_copy *c);
+int sroce_sge_prefault(struct sroce_qp *qp, const struct ib_sge *sge,
+		       u32 num_sge, u32 len);
+struct sroce_mr *sroce_mr_get_for(struct ib_pd *pd, u32 key, u64 va, u32 len,
+				  int need, int *err);
 u64 sroce_atomic_op(u64 *p, u8 op, u64 a, u64 b);
 int sroce_mr_atomic(struct sroce_qp *qp, u32 rkey, u64 va, u8 op, u64 a,
 		    u64 b, u64 *orig);
@@ -683,6 +752,49 @@ int sroce_rkey_check(struct sroce_qp *qp, u32 rkey, u64 va, u32 len,
 		     int need);
 int sroce_rkey_rights(struct sroce_qp *qp, u32 rkey, u64 va, u32 len,
 		      int need);
+
+/* odp.c */
+#ifdef SROCE_ODP
+#define SROCE_ACCESS_ON_DEMAND	IB_ACCESS_ON_DEMAND
+#define sroce_op_advise_mr	sroce_advise_mr
+int sroce_odp_init(void);
+void sroce_odp_exit(void);
+void sroce_odp_caps(struct ib_device_attr *a);
+int sroce_odp_reg(struct sroce_mr *mr, struct ib_pd *pd, u64 start,
+		  u64 length, int access);
+int sroce_odp_miss(struct sroce_mr *mr, u64 iova, u32 len, bool write,
+		   struct sroce_qp *qp, u8 kick);
+int sroce_advise_mr(struct ib_pd *pd, enum ib_uverbs_advise_mr_advice advice,
+		    u32 flags, struct ib_sge *sg_list, u32 num_sge,
+		    struct uverbs_attr_bundle *attrs);
+#else
+#define SROCE_ACCESS_ON_DEMAND	0
+#define sroce_op_advise_mr	NULL
+static inline int sroce_odp_init(void)
+{
+	return 0;
+}
+
+static inline void sroce_odp_exit(void)
+{
+}
+
+static inline void sroce_odp_caps(struct ib_device_attr *a)
+{
+}
+
+static inline int sroce_odp_reg(struct sroce_mr *mr, struct ib_pd *pd,
+				u64 start, u64 length, int access)
+{
+	return -EOPNOTSUPP;
+}
+
+static inline int sroce_odp_miss(struct sroce_mr *mr, u64 iova, u32 len,
+				 bool write, struct sroce_qp *qp, u8 kick)
+{
+	return -EACCES;
+}
+#endif
 
 /* mw.c */
 int sroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
@@ -733,6 +845,7 @@ void sroce_pkt_icrc_end(struct sk_buff *skb, u32 crc, unsigned int pad);
 void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool local);
 bool sroce_pkt_icrc_begin(struct sk_buff *skb, struct sroce_pkt *pkt);
 bool sroce_pkt_icrc_ok(struct sroce_pkt *pkt);
+bool sroce_pkt_from_peer(struct sroce_qp *qp, struct sroce_pkt *pkt);
 u32 *sroce_pkt_icrc_copy(struct sroce_pkt *pkt, u32 *crc);
 bool sroce_pkt_icrc_placed(struct sroce_pkt *pkt, u32 crc);
 
@@ -745,6 +858,9 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		   struct ib_qp_init_attr *init);
 int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
 struct sroce_qp *sroce_qp_get(struct sroce_dev *sdev, u32 qpn);
+int sroce_qpn_alloc(struct sroce_dev *sdev, struct sroce_qp *qp, u32 *qpn);
+unsigned long sroce_qp_unlist(struct sroce_dev *sdev, struct sroce_qp *qp);
+void sroce_qp_quiesce(struct sroce_qp *qp, unsigned long gp);
 void sroce_qp_put(struct sroce_qp *qp);
 void sroce_qp_error(struct sroce_qp *qp);
 void sroce_qp_run(struct sroce_qp *qp);
@@ -789,6 +905,7 @@ enum hrtimer_restart sroce_req_timer(struct hrtimer *t);
 u8 sroce_req_opcode(u32 wr_opcode, bool first, bool last);
 u32 sroce_req_npkts(u32 opcode, u32 len, u32 pmtu);
 u32 sroce_rd_chunk_pkts(u8 max_rd_atomic);
+u8 sroce_cwnd_grow(u8 cwnd, u32 acked);
 u16 sroce_rd_pace_next(u16 pace, bool loss);
 int sroce_flush_need(u32 plt, u32 sel);
 u64 sroce_ack_timeout_ns(u8 timeout);
@@ -800,6 +917,8 @@ void sroce_resp_ud(struct sroce_qp *qp, struct sroce_pkt *pkt);
 void sroce_resp_uc(struct sroce_qp *qp, struct sroce_pkt *pkt);
 struct sk_buff *sroce_resp_next(struct sroce_qp *qp, u32 *psn);
 void sroce_resp_rewind(struct sroce_qp *qp, u32 psn);
+bool sroce_resp_push(struct sroce_qp *qp, const struct sroce_rjob *j);
+void sroce_resp_replay(struct sroce_qp *qp, const struct sroce_rjob *j);
 void sroce_resp_reset(struct sroce_qp *qp);
 int sroce_rwqe_copy(const struct rxe_recv_wqe *u, struct sroce_rwqe *r,
 		    u32 max_sge);

@@ -74,6 +74,7 @@ static int sroce_query_device(struct ib_device *ib, struct ib_device_attr *a,
 			      IB_DEVICE_MEM_WINDOW_TYPE_2B | BIT_ULL(40) |
 			      SROCE_DEVICE_FLUSH_GLOBAL;
 	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	sroce_odp_caps(a);
 	a->max_send_sge = SROCE_MAX_SGE;
 	a->max_recv_sge = SROCE_MAX_SGE;
 	a->max_sge_rd = SROCE_MAX_SGE_RD;
@@ -217,6 +218,10 @@ static const struct rdma_stat_desc sroce_counter_desc[SROCE_CNT_NUM] = {
 	[SROCE_CNT_RX_DUPLICATES].name		= "rx_duplicates",
 	[SROCE_CNT_RX_OUT_OF_SEQ].name		= "rx_out_of_sequence",
 	[SROCE_CNT_TX_DROPS].name		= "tx_drops",
+	[SROCE_CNT_RX_FLUSH_ICRC_RXE].name	= "rx_flush_icrc_rxe",
+	[SROCE_CNT_RX_DROP_NOT_PEER].name	= "rx_drop_not_peer",
+	[SROCE_CNT_RX_DROP_PKEY].name		= "rx_drop_pkey",
+	[SROCE_CNT_TX_NO_ROUTE].name		= "tx_no_route",
 };
 
 static struct rdma_hw_stats *sroce_alloc_port_stats(struct ib_device *ib,
@@ -266,6 +271,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.driver_id = RDMA_DRIVER_RXE,
 	.uverbs_abi_ver = SROCE_UVERBS_ABI,
 
+	.advise_mr = sroce_op_advise_mr,
 	.alloc_hw_port_stats = sroce_alloc_port_stats,
 	.alloc_mr = sroce_alloc_mr,
 	.alloc_mw = sroce_alloc_mw,

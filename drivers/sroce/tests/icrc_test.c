@@ -115,13 +115,14 @@ static struct sk_buff *rx_skb(struct kunit *test, const u8 *p,
 	return skb;
 }
 
-static u64 icrc_errors(struct sroce_dev *sdev)
+/* A device counter, summed over the CPUs. */
+static u64 counter(struct sroce_dev *sdev, int c)
 {
 	u64 sum = 0;
 	int cpu;
 
 	for_each_possible_cpu(cpu)
-		sum += per_cpu_ptr(sdev->cnt, cpu)->c[SROCE_CNT_RX_ICRC_ERR];
+		sum += per_cpu_ptr(sdev->cnt, cpu)->c[c];
 	return sum;
 }
 
@@ -169,7 +170,7 @@ static void icrc_rx_fused(struct kunit *test)
 		flip = ipl + pkt.payoff + pkt.paylen / 2;
 		for (bad = 0; bad < 2; bad++) {
 			u8 *q = kunit_kmalloc(test, len, GFP_KERNEL);
-			u64 before = icrc_errors(sdev);
+			u64 before = counter(sdev, SROCE_CNT_RX_ICRC_ERR);
 
 			KUNIT_ASSERT_NOT_NULL(test, q);
 			memcpy(q, p, len);
@@ -198,7 +199,7 @@ static void icrc_rx_fused(struct kunit *test)
 					!bad);
 			KUNIT_EXPECT_EQ(test, memcmp(dst, q + ipl + pkt.payoff,
 						     pkt.paylen), 0);
-			KUNIT_EXPECT_EQ(test, icrc_errors(sdev) - before,
+			KUNIT_EXPECT_EQ(test, counter(sdev, SROCE_CNT_RX_ICRC_ERR) - before,
 					(u64)(bad ? 2 : 0));
 			kfree_skb(skb);
 		}
@@ -225,12 +226,97 @@ static void icrc_rx_layout(struct kunit *test)
 	kfree_skb(skb);
 }
 
+/*
+ * FLUSH requests captured between rdma_rxe and sroce on 7.2 (rc.sh ib15):
+ * rdma_rxe's carries an ICRC over its BTH, FETH and RETH twice, sroce's
+ * the one IBTA defines.
+ */
+static const u8 rxe_flush[] = {
+	0x45, 0x00, 0x00, 0x40, 0xe0, 0xba, 0x40, 0x00,
+	0x40, 0x11, 0xcd, 0xca, 0xc6, 0x12, 0x00, 0x02,
+	0xc6, 0x12, 0x00, 0x01, 0xc1, 0x32, 0x12, 0xb7,
+	0x00, 0x2c, 0x00, 0x00, 0x1c, 0x00, 0xff, 0xff,
+	0x00, 0x00, 0x00, 0x11, 0x80, 0x00, 0x08, 0x01,
+	0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x7f, 0xa5,
+	0xd2, 0x31, 0xb0, 0x64, 0x00, 0x00, 0x03, 0x04,
+	0x00, 0x00, 0x01, 0x2c, 0x04, 0x57, 0x0a, 0x79,
+};
+
+static const u8 sroce_flush[] = {
+	0x45, 0x00, 0x00, 0x40, 0x00, 0x00, 0x40, 0x00,
+	0x40, 0x11, 0xae, 0x85, 0xc6, 0x12, 0x00, 0x01,
+	0xc6, 0x12, 0x00, 0x02, 0xc1, 0x10, 0x12, 0xb7,
+	0x00, 0x2c, 0x00, 0x00, 0x1c, 0x40, 0xff, 0xff,
+	0x00, 0x00, 0x00, 0x11, 0x80, 0x00, 0x08, 0x01,
+	0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x7f, 0x00,
+	0xfe, 0xd5, 0xa0, 0x64, 0x00, 0x00, 0x02, 0x94,
+	0x00, 0x00, 0x01, 0x2c, 0x6f, 0x71, 0x7a, 0xfd,
+};
+
+/*
+ * rdma_rxe's FLUSH ICRC is accepted and counted as such, only for FLUSH
+ * and only exactly; sroce's own FLUSH passes the plain rule.
+ */
+static void icrc_rxe_flush(struct kunit *test)
+{
+	struct sroce_dev *sdev = kunit_kzalloc(test, sizeof(*sdev), GFP_KERNEL);
+	const unsigned int len = sizeof(rxe_flush);
+	struct sroce_pkt pkt = {
+		.sdev = sdev, .opcode = SROCE_OP_FLUSH,
+		.payoff = sizeof(struct udphdr) +
+			  sroce_opcode_hdr_len(SROCE_OP_FLUSH),
+	};
+	struct sk_buff *skb;
+	int bad;
+
+	KUNIT_ASSERT_NOT_NULL(test, sdev);
+	sdev->cnt = alloc_percpu(struct sroce_counters);
+	KUNIT_ASSERT_NOT_NULL(test, sdev->cnt);
+	KUNIT_ASSERT_EQ(test, len, (unsigned int)sizeof(struct iphdr) +
+			pkt.payoff + SROCE_ICRC_LEN);
+
+	/* Headers linear (as sroce_parse() leaves them), the ICRC in a frag. */
+	for (bad = 0; bad < 2; bad++) {
+		u8 q[sizeof(rxe_flush)];
+
+		memcpy(q, rxe_flush, len);
+		if (bad)	/* one bit of the RETH's length */
+			q[len - 5] ^= 0x01;
+		skb = rx_skb(test, q, len, false, len - SROCE_ICRC_LEN);
+		pkt.skb = skb;
+		KUNIT_ASSERT_TRUE(test, sroce_pkt_icrc_begin(skb, &pkt));
+		KUNIT_EXPECT_EQ(test, sroce_pkt_icrc_ok(&pkt), !bad);
+		kfree_skb(skb);
+	}
+	KUNIT_EXPECT_EQ(test, counter(sdev, SROCE_CNT_RX_FLUSH_ICRC_RXE), 1ULL);
+	KUNIT_EXPECT_EQ(test, counter(sdev, SROCE_CNT_RX_ICRC_ERR), 1ULL);
+
+	/* The same bytes as any other opcode: the plain rule only. */
+	pkt.opcode = SROCE_OP_WRITE_ONLY;
+	skb = rx_skb(test, rxe_flush, len, false, len - SROCE_ICRC_LEN);
+	pkt.skb = skb;
+	KUNIT_ASSERT_TRUE(test, sroce_pkt_icrc_begin(skb, &pkt));
+	KUNIT_EXPECT_FALSE(test, sroce_pkt_icrc_ok(&pkt));
+	kfree_skb(skb);
+
+	pkt.opcode = SROCE_OP_FLUSH;
+	skb = rx_skb(test, sroce_flush, len, false, len - SROCE_ICRC_LEN);
+	pkt.skb = skb;
+	KUNIT_ASSERT_TRUE(test, sroce_pkt_icrc_begin(skb, &pkt));
+	KUNIT_EXPECT_TRUE(test, sroce_pkt_icrc_ok(&pkt));
+	kfree_skb(skb);
+	KUNIT_EXPECT_EQ(test, counter(sdev, SROCE_CNT_RX_FLUSH_ICRC_RXE), 1ULL);
+	KUNIT_EXPECT_EQ(test, counter(sdev, SROCE_CNT_RX_ICRC_ERR), 2ULL);
+	free_percpu(sdev->cnt);
+}
+
 static struct kunit_case icrc_cases[] = {
 	KUNIT_CASE(icrc_rxe_packets),
 	KUNIT_CASE(icrc_masked_fields),
 	KUNIT_CASE(icrc_short),
 	KUNIT_CASE(icrc_rx_fused),
 	KUNIT_CASE(icrc_rx_layout),
+	KUNIT_CASE(icrc_rxe_flush),
 	{}
 };
 

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KUnit: MR permission and bounds checks, copies across pages with CRC,
- * memory window bind rules.
+ * invalidation against copies under way, memory window bind rules.
  */
 #include <kunit/test.h>
 #include <linux/crc32.h>
 #include <linux/highmem.h>
+#include <linux/hrtimer.h>
 
 #include "../sroce.h"
 #include "sroce_test.h"
@@ -221,6 +222,76 @@ static void mr_fast_reg(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, buf[5999], (u8)(5999 * 7 + 1));
 }
 
+/* An MR user that lets go in hard interrupt context, after a delay. */
+struct mr_inv_holder {
+	struct hrtimer		timer;
+	struct sroce_mr		*mr;
+	ktime_t			put_at;
+};
+
+static enum hrtimer_restart mr_inv_put(struct hrtimer *t)
+{
+	struct mr_inv_holder *h = container_of(t, struct mr_inv_holder, timer);
+
+	h->put_at = ktime_get();
+	sroce_mr_put(h->mr);
+	return HRTIMER_NORESTART;
+}
+
+/*
+ * An invalidation returns only once a copy under way has let go of the
+ * MR (here a user that holds it for 50 ms and puts it from a hard IRQ
+ * timer, which runs while the invalidation waits with BHs off, on one CPU
+ * too), and no new use finds the MR afterwards. Another PD's MR, or one
+ * not fast-registered, is refused and stays valid.
+ */
+static void mr_inv_waits(struct kunit *test)
+{
+	struct sroce_mr *mr = kunit_kzalloc(test, sizeof(*mr), GFP_KERNEL);
+	struct ib_pd *pd = (struct ib_pd *)0x1000, *other = pd + 1;
+	struct mr_inv_holder *h = kunit_kzalloc(test, sizeof(*h), GFP_KERNEL);
+	ktime_t t0, t1;
+	int err;
+
+	KUNIT_ASSERT_NOT_NULL(test, mr);
+	KUNIT_ASSERT_NOT_NULL(test, h);
+	mr->fr = true;
+	mr->valid = 1;
+	mr->ibmr.pd = pd;
+	init_completion(&mr->idle);
+	/* The base reference, the invalidator's and a copy's. */
+	refcount_set(&mr->users, 3);
+
+	local_bh_disable();
+	KUNIT_EXPECT_EQ(test, sroce_mr_inv_held(mr, other), -EINVAL);
+	local_bh_enable();
+	KUNIT_EXPECT_EQ(test, mr->valid, 1);
+
+	h->mr = mr;
+	sroce_hrtimer_setup(&h->timer, mr_inv_put, CLOCK_MONOTONIC,
+			    HRTIMER_MODE_REL_HARD);
+	t0 = ktime_get();
+	hrtimer_start(&h->timer, ms_to_ktime(50), HRTIMER_MODE_REL_HARD);
+	local_bh_disable();
+	err = sroce_mr_inv_held(mr, pd);
+	t1 = ktime_get();
+	local_bh_enable();
+	hrtimer_cancel(&h->timer);
+	KUNIT_EXPECT_EQ(test, err, 0);
+	KUNIT_EXPECT_EQ(test, mr->valid, 0);
+	KUNIT_EXPECT_NE(test, ktime_to_ns(h->put_at), 0);
+	KUNIT_EXPECT_GE(test, ktime_to_ns(t1), ktime_to_ns(h->put_at));
+	KUNIT_EXPECT_GE(test, ktime_ms_delta(t1, t0), 50);
+	KUNIT_EXPECT_EQ(test, refcount_read(&mr->users), 2);
+
+	mr->fr = false;
+	mr->valid = 1;
+	local_bh_disable();
+	KUNIT_EXPECT_EQ(test, sroce_mr_inv_held(mr, pd), -EINVAL);
+	local_bh_enable();
+	KUNIT_EXPECT_EQ(test, mr->valid, 1);
+}
+
 /* IBTA's bind rules, one broken at a time from a bind that passes. */
 static void mw_bind_rules(struct kunit *test)
 {
@@ -314,12 +385,49 @@ static void mw_bind_rules(struct kunit *test)
 							  0xff)));
 }
 
+/*
+ * ODP: a copy goes ahead only when every page of its range is in the
+ * mirror, and writable to write; one missing page anywhere in the range,
+ * at either edge, stops it.
+ */
+static void mr_odp_present(struct kunit *test)
+{
+	static struct page dummy[4];
+	struct page *pg[4] = { &dummy[0], &dummy[1], NULL, &dummy[3] };
+	unsigned long wr = BIT(0) | BIT(3);
+	struct sroce_mr mr = {
+		.pages = pg, .npages = 4, .page_off = 0x100,
+		.iova = 0x10000100, .length = 4 * PAGE_SIZE - 0x100,
+		.odp_writable = &wr,
+	};
+	const u64 p1 = mr.iova + PAGE_SIZE - 0x100;	/* first byte of page 1 */
+	const u64 p2 = p1 + PAGE_SIZE, p3 = p2 + PAGE_SIZE;
+
+	KUNIT_EXPECT_TRUE(test, sroce_odp_present(&mr, mr.iova, 16, true));
+	KUNIT_EXPECT_TRUE(test, sroce_odp_present(&mr, mr.iova, p1 - mr.iova,
+						  true));
+	/* Into page 1: readable, not writable. */
+	KUNIT_EXPECT_TRUE(test, sroce_odp_present(&mr, p1 - 8, 16, false));
+	KUNIT_EXPECT_FALSE(test, sroce_odp_present(&mr, p1 - 8, 16, true));
+	/* Page 2 is absent: its first and last byte, and across it. */
+	KUNIT_EXPECT_TRUE(test, sroce_odp_present(&mr, p2 - 1, 1, false));
+	KUNIT_EXPECT_FALSE(test, sroce_odp_present(&mr, p2 - 1, 2, false));
+	KUNIT_EXPECT_FALSE(test, sroce_odp_present(&mr, p3 - 1, 1, false));
+	KUNIT_EXPECT_FALSE(test, sroce_odp_present(&mr, p1, 2 * PAGE_SIZE + 8,
+						   false));
+	KUNIT_EXPECT_TRUE(test, sroce_odp_present(&mr, p3, 8, true));
+	KUNIT_EXPECT_TRUE(test, sroce_odp_present(&mr, p3 + PAGE_SIZE - 1, 1,
+						  true));
+}
+
 static struct kunit_case mr_cases[] = {
 	KUNIT_CASE(mr_access),
 	KUNIT_CASE(mr_atomic_ops),
 	KUNIT_CASE(mr_copy_pages),
 	KUNIT_CASE(mr_copy_dma),
 	KUNIT_CASE(mr_fast_reg),
+	KUNIT_CASE(mr_inv_waits),
+	KUNIT_CASE(mr_odp_present),
 	KUNIT_CASE(mw_bind_rules),
 	{}
 };

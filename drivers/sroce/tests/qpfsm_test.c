@@ -4,9 +4,12 @@
  * table is ib_core's ib_modify_qp_is_ok() (sroce adds range checks on top);
  * these cases pin down the decisions users of an RC QP see: the attributes
  * each step of the bring-up needs, what each step may also carry, and which
- * transitions exist at all.
+ * transitions exist at all. Also the QP's life around them: its number,
+ * and what destroy waits for before ib_core frees it.
  */
 #include <kunit/test.h>
+#include <linux/delay.h>
+#include <linux/kthread.h>
 
 #include "../sroce.h"
 #include "sroce_test.h"
@@ -250,12 +253,101 @@ static void qpfsm_err_reset(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, rc_ok(ERR, RTS, IB_QP_STATE | REQ_RTR_RTS));
 }
 
+struct qp_holder {
+	struct sroce_qp *qp;
+	bool put;
+};
+
+static int qp_holder_fn(void *arg)
+{
+	struct qp_holder *h = arg;
+
+	msleep(100);
+	WRITE_ONCE(h->put, true);
+	sroce_qp_put(h->qp);
+	while (!kthread_should_stop())
+		msleep(20);
+	return 0;
+}
+
+/*
+ * Destroying a QP: once sroce_qp_unlist() and sroce_qp_quiesce() return,
+ * ib_core frees the QP. By then the QP must be out of the lookup, every
+ * reference taken before must be dropped, and an RCU grace period begun
+ * at unlisting must be over: a receive path that loaded the pointer just
+ * before the erase, and has not yet taken its reference, is inside an
+ * RCU read-side section that the free must not overtake.
+ */
+static void qp_destroy_waits(struct kunit *test)
+{
+	struct sroce_dev *sdev = kunit_kzalloc(test, sizeof(*sdev), GFP_KERNEL);
+	struct sroce_qp *qp = kunit_kzalloc(test, sizeof(*qp), GFP_KERNEL);
+	struct qp_holder h = {};
+	struct task_struct *t;
+	unsigned long gp;
+
+	KUNIT_ASSERT_NOT_NULL(test, sdev);
+	KUNIT_ASSERT_NOT_NULL(test, qp);
+	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_BH);
+	refcount_set(&qp->users, 1);
+	init_completion(&qp->idle);
+	qp->ibqp.qp_num = 17;
+	KUNIT_ASSERT_EQ(test, xa_insert_bh(&sdev->qp_xa, 17, qp, GFP_KERNEL),
+			0);
+
+	/* A reference held a while longer by someone else. */
+	h.qp = sroce_qp_get(sdev, 17);
+	KUNIT_ASSERT_PTR_EQ(test, h.qp, qp);
+	t = kthread_run(qp_holder_fn, &h, "sroce-kunit-qp");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+
+	gp = sroce_qp_unlist(sdev, qp);
+	KUNIT_EXPECT_NULL(test, sroce_qp_get(sdev, 17));
+	sroce_qp_quiesce(qp, gp);
+	KUNIT_EXPECT_TRUE(test, READ_ONCE(h.put));
+	KUNIT_EXPECT_TRUE(test, poll_state_synchronize_rcu(gp));
+	kthread_stop(t);
+
+	/* With no other reference, the grace period alone. */
+	refcount_set(&qp->users, 1);
+	reinit_completion(&qp->idle);
+	KUNIT_ASSERT_EQ(test, xa_insert_bh(&sdev->qp_xa, 17, qp, GFP_KERNEL),
+			0);
+	gp = sroce_qp_unlist(sdev, qp);
+	sroce_qp_quiesce(qp, gp);
+	KUNIT_EXPECT_TRUE(test, poll_state_synchronize_rcu(gp));
+	KUNIT_EXPECT_TRUE(test, xa_empty(&sdev->qp_xa));
+	xa_destroy(&sdev->qp_xa);
+}
+
+/* QP numbers go round below 0xffffff, the multicast QPN, and skip 0..15. */
+static void qp_number_wrap(struct kunit *test)
+{
+	struct sroce_dev *sdev = kunit_kzalloc(test, sizeof(*sdev), GFP_KERNEL);
+	struct sroce_qp *qp = kunit_kzalloc(test, sizeof(*qp), GFP_KERNEL);
+	u32 qpn[3];
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, sdev);
+	KUNIT_ASSERT_NOT_NULL(test, qp);
+	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_BH);
+	sdev->qp_next = SROCE_MCAST_QPN - 1;
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_GE(test, sroce_qpn_alloc(sdev, qp, &qpn[i]), 0);
+	KUNIT_EXPECT_EQ(test, qpn[0], SROCE_MCAST_QPN - 1);
+	KUNIT_EXPECT_EQ(test, qpn[1], 16U);
+	KUNIT_EXPECT_EQ(test, qpn[2], 17U);
+	xa_destroy(&sdev->qp_xa);
+}
+
 static struct kunit_case qpfsm_cases[] = {
 	KUNIT_CASE(qpfsm_bringup),
 	KUNIT_CASE(qpfsm_required),
 	KUNIT_CASE(qpfsm_optional),
 	KUNIT_CASE(qpfsm_matrix),
 	KUNIT_CASE(qpfsm_err_reset),
+	KUNIT_CASE(qp_destroy_waits),
+	KUNIT_CASE(qp_number_wrap),
 	{}
 };
 

@@ -174,20 +174,37 @@ static void req_rd_chunk(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sroce_rd_chunk_pkts(255), 16);
 }
 
+/* After an ACK timeout the window starts small and grows back with ACKs. */
+static void req_cwnd_grow(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, sroce_cwnd_grow(0, 5), 0);
+	KUNIT_EXPECT_EQ(test, sroce_cwnd_grow(SROCE_WINDOW_MIN, 0),
+			SROCE_WINDOW_MIN);
+	KUNIT_EXPECT_EQ(test, sroce_cwnd_grow(SROCE_WINDOW_MIN, 16),
+			2 * SROCE_WINDOW_MIN);
+	KUNIT_EXPECT_EQ(test, sroce_cwnd_grow(SROCE_WINDOW - 1, 0),
+			SROCE_WINDOW - 1);
+	/* Whole again at SROCE_WINDOW, also for an ACK of many PSNs. */
+	KUNIT_EXPECT_EQ(test, sroce_cwnd_grow(SROCE_WINDOW - 1, 1), 0);
+	KUNIT_EXPECT_EQ(test, sroce_cwnd_grow(SROCE_WINDOW_MIN, 0xffffff), 0);
+}
+
 static void req_ack_timeout(struct kunit *test)
 {
 	unsigned int t;
 
 	/* 0: no timer at all. */
 	KUNIT_EXPECT_EQ(test, sroce_ack_timeout_ns(0), 0);
-	/* 4.096 us * 2^t. */
-	KUNIT_EXPECT_EQ(test, sroce_ack_timeout_ns(1), 8192);
-	KUNIT_EXPECT_EQ(test, sroce_ack_timeout_ns(14), 4096ULL << 14);
-	KUNIT_EXPECT_EQ(test, sroce_ack_timeout_ns(14), 67108864ULL);
+	/* 4.096 us * 2^t, but never under 200 ms. */
+	KUNIT_EXPECT_EQ(test, sroce_ack_timeout_ns(1), 200000000ULL);
+	KUNIT_EXPECT_EQ(test, sroce_ack_timeout_ns(14), 200000000ULL);
+	KUNIT_EXPECT_EQ(test, sroce_ack_timeout_ns(15), 200000000ULL);
+	KUNIT_EXPECT_EQ(test, sroce_ack_timeout_ns(16), 268435456ULL);
 	KUNIT_EXPECT_EQ(test, sroce_ack_timeout_ns(31), 8796093022208ULL);
 	for (t = 1; t <= 31; t++)
 		KUNIT_EXPECT_EQ_MSG(test, sroce_ack_timeout_ns(t),
-				    4096ULL << t, "timeout %u", t);
+				    max(4096ULL << t, SROCE_ACK_TIMEOUT_MIN_NS),
+				    "timeout %u", t);
 	/* Out of range (modify_qp refuses these): no overflow, the maximum. */
 	KUNIT_EXPECT_EQ(test, sroce_ack_timeout_ns(32), 8796093022208ULL);
 	KUNIT_EXPECT_EQ(test, sroce_ack_timeout_ns(255), 8796093022208ULL);
@@ -251,6 +268,7 @@ static struct kunit_case req_cases[] = {
 	KUNIT_CASE(req_opcode_unsupported),
 	KUNIT_CASE(req_npkts),
 	KUNIT_CASE(req_rd_chunk),
+	KUNIT_CASE(req_cwnd_grow),
 	KUNIT_CASE(req_ack_timeout),
 	KUNIT_CASE(req_rnr_timer),
 	{}

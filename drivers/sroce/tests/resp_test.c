@@ -335,6 +335,116 @@ static void resp_uc_accept(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, in_msg, MSG_NONE);
 }
 
+/* A responder with a job ring and nothing else: what the ring code uses. */
+static struct sroce_qp *ring_qp(struct kunit *test, u32 pos)
+{
+	struct sroce_qp *qp = kunit_kzalloc(test, sizeof(*qp), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, qp);
+	qp->jobs = kunit_kcalloc(test, SROCE_RJOBS, sizeof(*qp->jobs),
+				 GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, qp->jobs);
+	spin_lock_init(&qp->rq_lock);
+	qp->pmtu = 1024;
+	qp->job_head = pos;
+	qp->job_tail = pos;
+	return qp;
+}
+
+/* The ring calls under rq_lock, as resp.c makes them (lockdep checks). */
+static bool push_locked(struct sroce_qp *qp, const struct sroce_rjob *j)
+{
+	bool ok;
+
+	spin_lock_bh(&qp->rq_lock);
+	ok = sroce_resp_push(qp, j);
+	spin_unlock_bh(&qp->rq_lock);
+	return ok;
+}
+
+/*
+ * The ring positions are free-running u32s: across their wrap every job
+ * must stay in its own slot (with 258 slots indexed modulo 258, positions
+ * 16 apart across 2^32 shared one) and come out in order.
+ */
+static void resp_ring_wrap(struct kunit *test)
+{
+	struct sroce_qp *qp = ring_qp(test, U32_MAX - 100);
+	struct sroce_rjob j = { .type = SROCE_RJOB_READ, .len = 1024 };
+	struct sroce_rjob ack = { .type = SROCE_RJOB_ACK, .syn = 0x1f };
+	u32 i, n = 2 * SROCE_MAX_QP_RD_ATOM + 2;
+
+	/* Full with READs and the ACKs between them, none merged. */
+	for (i = 0; i < n; i++) {
+		struct sroce_rjob *x = i & 1 ? &j : &ack;
+
+		x->psn = i;
+		KUNIT_EXPECT_TRUE(test, push_locked(qp, x));
+	}
+	KUNIT_EXPECT_EQ(test, qp->job_tail - qp->job_head, n);
+	for (i = 0; i < n; i++) {
+		struct sroce_rjob *x = sroce_rjob_at(qp, qp->job_head + i);
+
+		KUNIT_EXPECT_EQ_MSG(test, x->psn, i, "job %u", i);
+		KUNIT_EXPECT_EQ(test, x->type,
+				i & 1 ? SROCE_RJOB_READ : SROCE_RJOB_ACK);
+	}
+	/* An ACK behind an ACK replaces it, also across the wrap. */
+	qp->job_head = U32_MAX;
+	qp->job_tail = U32_MAX;
+	ack.syn = SROCE_AETH_ACK | SROCE_AETH_CREDIT_MASK;
+	ack.psn = 7;
+	KUNIT_EXPECT_TRUE(test, push_locked(qp, &ack));
+	ack.psn = 8;
+	KUNIT_EXPECT_TRUE(test, push_locked(qp, &ack));
+	KUNIT_EXPECT_EQ(test, qp->job_tail, 0U);
+	KUNIT_EXPECT_EQ(test, sroce_rjob_at(qp, U32_MAX)->psn, 8U);
+}
+
+/* A replayed READ drops what was queued from its PSN on, across the wrap. */
+static void resp_ring_replay(struct kunit *test)
+{
+	struct sroce_qp *qp = ring_qp(test, U32_MAX - 20);
+	struct sroce_rjob j = { .type = SROCE_RJOB_READ, .len = 2048 };
+	u32 i;
+
+	/* 60 READs of two packets each, PSNs 100, 102, ... */
+	for (i = 0; i < 60; i++) {
+		j.psn = 100 + 2 * i;
+		KUNIT_EXPECT_TRUE(test, push_locked(qp, &j));
+		qp->rd_pending++;
+	}
+	/* The requester goes back to the 40th READ (past the wrap). */
+	j.psn = 100 + 2 * 40;
+	j.va = 0xabc;
+	spin_lock_bh(&qp->rq_lock);
+	sroce_resp_replay(qp, &j);
+	spin_unlock_bh(&qp->rq_lock);
+	KUNIT_EXPECT_EQ(test, qp->job_tail - qp->job_head, 41U);
+	KUNIT_EXPECT_EQ(test, qp->rd_pending, 41U);
+	KUNIT_EXPECT_EQ(test, sroce_rjob_at(qp, qp->job_tail - 1)->va, 0xabcULL);
+	KUNIT_EXPECT_EQ(test, sroce_rjob_at(qp, qp->job_tail - 2)->psn,
+			100U + 2 * 39);
+}
+
+/* A response lost at the ring's position 0 puts its job back at U32_MAX. */
+static void resp_ring_rewind(struct kunit *test)
+{
+	struct sroce_qp *qp = ring_qp(test, 0);
+
+	qp->rjob_last = (struct sroce_rjob){
+		.type = SROCE_RJOB_READ, .psn = 500, .len = 3 * 1024,
+		.off = 3 * 1024,
+	};
+	sroce_resp_rewind(qp, 501);
+	KUNIT_EXPECT_EQ(test, qp->job_head, U32_MAX);
+	KUNIT_EXPECT_EQ(test, qp->job_tail, 0U);
+	KUNIT_EXPECT_EQ(test, qp->rd_pending, 1U);
+	KUNIT_EXPECT_EQ(test, sroce_rjob_at(qp, U32_MAX)->psn, 500U);
+	KUNIT_EXPECT_EQ(test, sroce_rjob_at(qp, U32_MAX)->off, 1024U);
+	KUNIT_EXPECT_EQ(test, qp->rjob_last.len, 0U);
+}
+
 static struct kunit_case resp_cases[] = {
 	KUNIT_CASE(resp_classify),
 	KUNIT_CASE(resp_rd_pace),
@@ -343,6 +453,9 @@ static struct kunit_case resp_cases[] = {
 	KUNIT_CASE(resp_opseq_streams),
 	KUNIT_CASE(resp_opseq_transport),
 	KUNIT_CASE(resp_uc_accept),
+	KUNIT_CASE(resp_ring_wrap),
+	KUNIT_CASE(resp_ring_replay),
+	KUNIT_CASE(resp_ring_rewind),
 	{}
 };
 
