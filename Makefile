@@ -56,6 +56,7 @@ bench:
 dkms-deb:
 	scripts/dkms-deb.sh
 
-# Build, boot two VMs, show the device and its traffic.
+# Build, boot two VMs, move RDMA traffic with sroce and with rdma_rxe:
+# make demo [KERNEL=6.1|6.12|7.2] [MTU=N].
 demo:
-	scripts/demo.sh
+	scripts/demo.sh --kernel $(or $(KERNEL),6.1) $(if $(MTU),--mtu $(MTU))

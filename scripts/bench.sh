@@ -17,16 +17,20 @@ set -uo pipefail
 usage() {
 	cat >&2 <<'EOF'
 usage: bench.sh [--kernel 6.1|6.12|7.2] [--rounds N] [--drivers sroce,rxe]
-                [--setups one,two] [--out DIR] [--timeout SEC]
+                [--setups one,two] [--out DIR] [--timeout SEC] [--mtu N]
   --kernel   the guests' kernel (default 6.1); both drivers run on it
   --rounds   rounds of every driver in every setup (default 2)
   --drivers  which drivers, in the order they alternate (default sroce,rxe)
   --setups   one: one VM, loopback; two: two VMs (default one,two)
   --out      results directory (default build/bench/KERNEL)
   --timeout  limit of one VM run, boot included (default 900)
+  --mtu      the guests' netdev MTU (default: the link's, 1500)
   The guest reads BENCH_SECS (bandwidth run length, default 5), BENCH_ITERS
   (latency iterations, default 1000) and BENCH_TIMEOUT (limit of one
-  perftest run, default 60) from the environment of this script.
+  perftest run, default 60) from the environment of this script, and
+  BENCH_RUNS ("TOOL SIZE,TOOL SIZE,...": other runs than the ones above)
+  and BENCH_SHOW=1 (scripts/demo.sh: show the device, rping, counters).
+  The table also goes to OUT/table.svg as a chart (scripts/bench-plot.py).
 EOF
 	exit 2
 }
@@ -34,6 +38,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
 
 rounds=2 drivers=sroce,rxe setups=one,two out='' vm_timeout=900 kernel=6.1
+mtu=''
 while [ $# -gt 0 ]; do
 	[ $# -ge 2 ] || usage
 	case $1 in
@@ -43,6 +48,7 @@ while [ $# -gt 0 ]; do
 	--setups) setups=$2 ;;
 	--out) out=$2 ;;
 	--timeout) vm_timeout=$2 ;;
+	--mtu) mtu=$2 ;;
 	*) usage ;;
 	esac
 	shift 2
@@ -54,13 +60,16 @@ IFS=, read -ra DRIVERS <<<"$drivers"
 IFS=, read -ra SETUPS <<<"$setups"
 for d in "${DRIVERS[@]}"; do [[ $d =~ ^(sroce|rxe)$ ]] || usage; done
 [[ $kernel =~ ^(6\.1|6\.12|7\.2)$ ]] || usage
+[ -z "$mtu" ] || [[ $mtu =~ ^[1-9][0-9]{2,4}$ ]] || usage
 : "${out:=$top/build/bench/$kernel}"
 for s in "${SETUPS[@]}"; do [[ $s =~ ^(one|two)$ ]] || usage; done
 
 # The guest side reads these; the kernel command line carries no
 # environment, so they go in as arguments of env(1).
+RUNS_CSV=${BENCH_RUNS:-ib_write_bw 65536,ib_read_bw 65536,ib_send_bw 65536,ib_send_lat 2,ib_send_lat 64,ib_write_lat 2,ib_write_lat 64}
 genv=(env "BENCH_SECS=${BENCH_SECS:-5}" "BENCH_ITERS=${BENCH_ITERS:-1000}"
-	"BENCH_TIMEOUT=${BENCH_TIMEOUT:-60}")
+	"BENCH_TIMEOUT=${BENCH_TIMEOUT:-60}" "BENCH_RUNS=$RUNS_CSV"
+	"BENCH_SHOW=${BENCH_SHOW:-0}" "BENCH_MTU=$mtu")
 
 mkdir -p "$out"
 out=$(realpath "$out")
@@ -70,8 +79,7 @@ t0=$(date +%s)
 
 # The runs of tests/guest/bench.sh, to mark them all failed when a guest
 # left nothing.
-RUNS=("ib_write_bw 65536" "ib_read_bw 65536" "ib_send_bw 65536"
-	"ib_send_lat 2" "ib_send_lat 64" "ib_write_lat 2" "ib_write_lat 64")
+IFS=, read -ra RUNS <<<"$RUNS_CSV"
 
 built=1
 if [[ ,$drivers, == *,sroce,* ]]; then
@@ -162,4 +170,7 @@ END {
 	print "ratio > 1: sroce is better (more bandwidth, less latency)"
 	printf "mean (min..max) of %d round(s); every number in results.txt\n", rounds
 }' "$results" | tee "$out/table.txt"
+python3 "$here/bench-plot.py" "$results" "$out/table.svg" \
+	"sroce / rdma_rxe on $kernel${mtu:+, MTU $mtu}" &&
+	echo "bench: chart in $out/table.svg"
 echo "bench: $(($(date +%s) - t0)) s, results in $out"

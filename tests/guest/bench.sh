@@ -14,7 +14,12 @@
 # never a number. When the first run fails the rest are not tried.
 # BENCH_SECS (default 5) is the length of a bandwidth run, BENCH_ITERS
 # (default 1000) the iterations of a latency run, BENCH_TIMEOUT (default
-# 60) the limit of any one run.
+# 60) the limit of any one run. BENCH_RUNS ("TOOL SIZE,TOOL SIZE,...")
+# replaces the runs above, BENCH_MTU sets eth0's MTU before the device is
+# created. BENCH_SHOW=1 (two guests; scripts/demo.sh) also shows, in
+# $SROCE_OUT/show.log of VM0, the device through rdma-core first, and
+# after the runs an rping whose client verifies every buffer and the
+# device's counters.
 set -u
 here=$(dirname "$0")
 # shellcheck source=tests/guest/lib.sh
@@ -31,15 +36,14 @@ me=$SROCE_VM_INDEX
 out=$SROCE_OUT/bench.txt
 : >"$out"
 
-RUNS=(
-	"ib_write_bw 65536"
-	"ib_read_bw 65536"
-	"ib_send_bw 65536"
-	"ib_send_lat 2"
-	"ib_send_lat 64"
-	"ib_write_lat 2"
-	"ib_write_lat 64"
-)
+IFS=, read -ra RUNS <<<"${BENCH_RUNS:-ib_write_bw 65536,ib_read_bw 65536,ib_send_bw 65536,ib_send_lat 2,ib_send_lat 64,ib_write_lat 2,ib_write_lat 64}"
+SHOW=${BENCH_SHOW:-0}
+[ "$SETUP" = two ] || SHOW=0
+# show CMD...: run CMD, its command line and output in show.log (VM0).
+show() {
+	[ "$me" = 0 ] || return 0
+	{ echo "\$ $*"; "$@" 2>&1; } | tee -a "$SROCE_OUT/show.log"
+}
 
 record() { [ "$me" != 0 ] || echo "$*" >>"$out"; }
 record_fail() { record "$1 $2 $SETUP $DRIVER fail -"; }
@@ -92,6 +96,9 @@ local_run() {
 
 # --- device ----------------------------------------------------------------
 ok=1
+if [ -n "${BENCH_MTU:-}" ]; then
+	ip link set eth0 mtu "$BENCH_MTU" || ok=0
+fi
 if setup_rdma "$DRIVER" && G4=$(gid_index "$DEV" v4); then
 	echo "# $DRIVER: $DEV up, IPv4 GID at index $G4"
 else
@@ -108,6 +115,13 @@ fi
 if [ $ok = 0 ]; then
 	for r in "${RUNS[@]}"; do record "$r $SETUP $DRIVER fail -"; done
 	exit 1
+fi
+
+if [ "$SHOW" = 1 ]; then
+	: >"$SROCE_OUT/show.log"
+	show ibv_devices
+	show ibv_devinfo -d "$DEV"
+	show ip -br link show eth0
 fi
 
 # --- runs ------------------------------------------------------------------
@@ -167,6 +181,31 @@ for r in "${RUNS[@]}"; do
 	[ "$rc" = 0 ] || [ $first = 0 ] || failed=1
 	first=0
 done
+if [ "$SHOW" = 1 ]; then
+	# rdma_rxe's rping server can hang in its teardown after serving
+	# every ping (tests/guest/rc.sh); the client's verdict is the one
+	# shown.
+	pair "rping -C 20 -S 4096 -V (the client verifies every buffer)" 1 \
+		"$LIMIT" rping -s -a "$MY_V4" -p @PORT@ -C 20 -S 4096 -- \
+		rping -c -a "$PEER_V4" -p @PORT@ -C 20 -S 4096 -V -v
+	rc=$(pair_client_rc)
+	if [ "$me" = 0 ]; then
+		log=$(ls "$RDMA_LOGS/$(printf '%03d' "$RDMA_SEQ")"-*.client.log 2>/dev/null)
+		{
+			echo "\$ rping -c -a $PEER_V4 -C 20 -S 4096 -V -v   (server on VM1)"
+			head -n 3 "$log" 2>/dev/null | cut -c1-76
+			echo "... ($(grep -c '^ping data' "$log" 2>/dev/null) pings, exit $rc)"
+		} | tee -a "$SROCE_OUT/show.log"
+		[ "$rc" = 0 ] || anyfail=1
+	fi
+	if [ "$me" = 0 ]; then
+		# Three "name value" pairs a line (rdma prints one long line).
+		{
+			echo "\$ rdma statistic show link $DEV/1"
+			rdma statistic show link "$DEV/1" | xargs -n2 | paste - - -
+		} | tee -a "$SROCE_OUT/show.log"
+	fi
+fi
 [ "$SETUP" = one ] || barrier finished 300
 rdma link delete "$DEV"
 exit $anyfail

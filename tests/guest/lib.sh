@@ -7,8 +7,11 @@ SROCE_BUILD=${SROCE_TREE:?}/build/${SROCE_KERNEL:?}
 PY=/usr/bin/python3	# Debian's python sees python3-pyverbs
 T_FAILED=0
 
-ok() { echo "ok - $*"; }
-not_ok() { echo "not ok - $*"; T_FAILED=$((T_FAILED + 1)); }
+# Each result is also logged with the guest's uptime in $SROCE_OUT/times.log,
+# so that the slow part of a long run can be found (check.sh's budget).
+t_time() { read -r up _ </proc/uptime && echo "$up $*" >>"${SROCE_OUT:-/tmp}/times.log"; }
+ok() { echo "ok - $*"; t_time "ok - $*"; }
+not_ok() { echo "not ok - $*"; t_time "not ok - $*"; T_FAILED=$((T_FAILED + 1)); }
 
 # t NAME CMD...: one check, passes when CMD exits 0; its output goes to the
 # console only when it fails.
@@ -46,10 +49,13 @@ wait_for() {
 install_sroce() {
 	local kver
 	kver=$(uname -r)
-	mkdir -p /tmp/mods/upper /tmp/mods/work
-	mount -t overlay overlay \
-		-o lowerdir=/lib/modules,upperdir=/tmp/mods/upper,workdir=/tmp/mods/work \
-		/lib/modules || return 1
+	# Once per boot (run.sh may run several scripts in one).
+	if ! [ -d /tmp/mods/upper ]; then
+		mkdir -p /tmp/mods/upper /tmp/mods/work
+		mount -t overlay overlay \
+			-o lowerdir=/lib/modules,upperdir=/tmp/mods/upper,workdir=/tmp/mods/work \
+			/lib/modules || return 1
+	fi
 	mkdir -p "/lib/modules/$kver/extra"
 	cp "$SROCE_BUILD"/*.ko "/lib/modules/$kver/extra/"
 	# The index build.sh made for this kernel, else depmod here (slow).

@@ -28,7 +28,7 @@ t "static neighbour for $BLACKHOLE" \
 	ip neigh replace "$BLACKHOLE" lladdr 02:00:00:00:00:c9 dev eth0 nud permanent
 
 timeout -k 5 "$PY_TIMEOUT" "$PY" "$SROCE_TREE/tests/pyverbs/rc_errors.py" \
-	sroce0 --ip "$MY_V4" --blackhole "$BLACKHOLE"
+	sroce0 --ip "$MY_V4" --blackhole "$BLACKHOLE" --netdev eth0
 rc=$?
 if [ $rc -ne 0 ]; then
 	T_FAILED=$((T_FAILED + 1))
@@ -45,7 +45,7 @@ fi
 # (sharing by RC, UC and UD QPs, limit event, resize), memory windows.
 for py in ud.py uc.py srq.py mw.py; do
 	args=(sroce0 --ip "$MY_V4")
-	[ $py = ud.py ] && args+=(--ip6 "$MY_V6")
+	[ $py = ud.py ] && args+=(--ip6 "$MY_V6" --netdev eth0)
 	timeout -k 5 "$PY_TIMEOUT_SHORT" "$PY" "$SROCE_TREE/tests/pyverbs/$py" "${args[@]}"
 	rc=$?
 	if [ $rc -ne 0 ]; then
@@ -92,8 +92,8 @@ for grp in "$MY_V4 ::ffff:239.1.2.3" "$MY_V6 ff0e::5:1"; do
 done
 
 echo "# rdma statistic show link sroce0/1:"
-rdma statistic show link sroce0/1 2>&1 | tr ' ' '\n' | paste -d' ' - - | awk NF |
-	sed 's/^/#   /'
+# One "name value" per line (rdma wraps its line with indents).
+rdma statistic show link sroce0/1 2>&1 | xargs -n2 | sed 's/^/#   /'
 # What user space left behind (kernel-owned objects show "comm [name]").
 res=$(rdma resource show qp link sroce0/1; rdma resource show cq dev sroce0;
 	rdma resource show mr dev sroce0; rdma resource show pd dev sroce0

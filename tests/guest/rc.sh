@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# RC (and UD, UC, SRQ) traffic between two VMs: rc.sh DRV0 DRV1 [full|ci|sweep|quick|cross|ud]
+# RC (and UD, UC, SRQ) traffic between two VMs: rc.sh DRV0 DRV1 [MODE]
 # VM0 creates its device with DRV0, VM1 with DRV1 (sroce or rxe). perftest
 # (send/write/read, bandwidth and latency), rping and ibv_rc_pingpong run as
 # server/client pairs, first with the server on VM1, then on VM0, over the
@@ -12,24 +12,29 @@
 #   full   every tool sweeps every size (-a, 2 B to 8 MiB) over both GIDs
 #          in both directions (about 20 minutes in the Debian kernel
 #          under TCG);
-#   ci     (what make check runs in the Debian kernel) every tool sweeps
-#          twice, the server on VM1 over the IPv4 GID and on VM0 over the
-#          IPv6 GID; then the atomics (ib_atomic_bw and ib_atomic_lat, both
+#   ci     (what make check runs in the Debian kernel) every bandwidth
+#          tool sweeps twice, the server on VM1 over the IPv4 GID and on
+#          VM0 over the IPv6 GID, every latency tool runs at 4 KiB + 1
+#          and the other way at 64 KiB + 1; then the atomics (ib_atomic_bw and ib_atomic_lat, both
 #          operations, the server on either side), rdma_cm, rping and
 #          ibv_rc_pingpong with the server on either side, then UD, UC
 #          and SRQ (perftest -c UD, -c UC; ibv_ud/uc/srq_pingpong; udaddy,
 #          ucmatose and mckey), captured (ib_send_bw --use-srq just
 #          before);
-#   sweep  (what make check runs in the debug kernel) every tool at 2 B,
-#          1025 B and 64 KiB, the server and the GID alternating by tool;
-#          then rdma_cm, the atomics, rping and ibv_rc_pingpong with the
-#          server on either side, and fewer UD, UC and SRQ runs than ci;
+#   sweep  (what make check runs against each kernel's rdma_rxe) every
+#          tool at 2 B, 1025 B and 64 KiB, the server and the GID
+#          alternating by tool; then rdma_cm, the atomics, rping and
+#          ibv_rc_pingpong with the server on either side, ibv_rc_pingpong
+#          and ib_write_bw over VLAN 7's GID, and fewer UD, UC and SRQ
+#          runs than ci;
 #   quick  every tool once at chosen sizes, both GIDs, rdma_cm and both
 #          directions (under a minute in the Debian kernel);
 #   cross  (across kernel versions) every perftest tool, the atomics
 #          included, with the server on either side, one size each and the
-#          GID alternating; rdma_cm, rping and pingpong both ways;
-#   ud     only ci's UD, UC, SRQ and multicast runs.
+#          GID alternating; rdma_cm, rping and pingpong both ways, also
+#          over VLAN 7's GID;
+#   ud     only ci's UD, UC, SRQ and multicast runs;
+#   ib15   only FLUSH and ATOMIC WRITE (ib15_peer.py) both ways, captured.
 # Full output of every run: $SROCE_OUT/logs/.
 set -u
 here=$(dirname "$0")
@@ -38,10 +43,10 @@ here=$(dirname "$0")
 # shellcheck source=tests/guest/rdma-lib.sh
 . "$here/rdma-lib.sh"
 
-DRV0=${1:?usage: rc.sh DRV0 DRV1 [full|ci|sweep|quick|cross|ud]}
-DRV1=${2:?usage: rc.sh DRV0 DRV1 [full|ci|sweep|quick|cross|ud]}
+DRV0=${1:?usage: rc.sh DRV0 DRV1 [full|ci|sweep|quick|cross|ud|ib15]}
+DRV1=${2:?usage: rc.sh DRV0 DRV1 [full|ci|sweep|quick|cross|ud|ib15]}
 MODE=${3:-full}
-case $MODE in full | ci | sweep | quick | cross | ud) ;; *) echo "rc.sh: mode full, ci, sweep, quick, cross or ud, not $MODE" >&2; exit 2 ;; esac
+case $MODE in full | ci | sweep | quick | cross | ud | ib15) ;; *) echo "rc.sh: mode full, ci, sweep, quick, cross, ud or ib15, not $MODE" >&2; exit 2 ;; esac
 DRVS=("$DRV0" "$DRV1")
 me=$SROCE_VM_INDEX
 T0=$SECONDS
@@ -64,6 +69,15 @@ G4='' G6=''
 if [ $setup = ok ]; then
 	G4=$(gid_index "$DEV" v4) && G6=$(gid_index "$DEV" v6) || setup=fail
 	t "vm$me: RoCE v2 GIDs found (IPv4 at ${G4:-none}, IPv6 at ${G6:-none})" test $setup = ok
+fi
+# sweep and cross: also RoCE over VLAN 7 (a VLAN netdev's GID on the
+# device of its real netdev).
+GV=''
+if [ $setup = ok ] && { [ "$MODE" = sweep ] || [ "$MODE" = cross ]; }; then
+	vlan_up && GV=$(gid_index "$DEV" vlan) || setup=fail
+	t "vm$me: VLAN 7 on eth0, its RoCE v2 GID at ${GV:-none}" test -n "$GV"
+	t "peer reachable over VLAN 7" \
+		wait_for 60 ping -c1 -W1 "198.18.7.$((RDMA_PEER + 1))"
 fi
 t "peer reachable over IPv4" wait_for 60 ping -c1 -W1 "$PEER_V4"
 t "peer reachable over IPv6" wait_for 60 ping -6 -c1 -W1 "$PEER_V6"
@@ -93,6 +107,7 @@ perf() {
 	case $gid in
 	v4) opt=(-x "$G4") ;;
 	v6) opt=(-x "$G6") ;;
+	vlan) opt=(-x "$GV") ;;
 	cm) opt=(-R) ;;
 	esac
 	local name
@@ -136,7 +151,11 @@ pingpong() { pingpong_tool ibv_rc_pingpong "$@"; }
 pingpong_tool() {
 	local tool=$1 srv=$2 gid=$3 idx
 	shift 3
-	if [ "$gid" = v4 ]; then idx=$G4; else idx=$G6; fi
+	case $gid in
+	v4) idx=$G4 ;;
+	v6) idx=$G6 ;;
+	vlan) idx=$GV ;;
+	esac
 	pair "$tool -c $* $gid server=vm$srv $(label "$srv")" "$srv" "$T_ONE" \
 		"$tool" -d "$DEV" -g "$idx" -p @PORT@ -c "$@" -- \
 		"$tool" -d "$DEV" -g "$idx" -p @PORT@ -c "$@" "$PEER_V4"
@@ -172,6 +191,31 @@ cm_tool() {
 # several hundred of 4500 frames, none of them counted by either sroce), so
 # SEND bandwidth runs are paced by perftest's software rate limiter.
 PACE=(--rate_limit_type=SW --rate_units=p --rate_limit=500 --burst_size=8)
+# shaped TOOL SERVER_VM GID SECS ARGS...: perf, with the client's eth0 behind
+# a token bucket (20 Mbit/s) that refuses a packet, at the point of
+# sending, whenever more than 3000 bytes wait: sroce must send each refused
+# packet again (tx_drops) and complete a UD or UC send only once it has
+# gone, or the server waits for a message that never comes. Unpaced, and
+# only on a sroce client.
+shaped() {
+	local srv=$2 drops0=''
+	if [ "$me" != "$srv" ] && [ "${DRVS[me]}" = sroce ]; then
+		tc qdisc replace dev eth0 root tbf rate 20mbit burst 3000 limit 3000 ||
+			not_ok "tbf on eth0"
+		drops0=$(sroce_counter tx_drops)
+	fi
+	perf "$@"
+	[ -n "$drops0" ] || return 0
+	tc qdisc del dev eth0 root
+	echo "# $PAIR_NAME: tx_drops $drops0 -> $(sroce_counter tx_drops)"
+	t "$PAIR_NAME: the token bucket refused packets, sent again" \
+		test "$(sroce_counter tx_drops)" -gt "$drops0"
+}
+sroce_counter() {
+	rdma statistic show link "$DEV/1" | tr ' ' '\n' |
+		awk -v k="$1" 'prev == k { print; exit } { prev = $0 }'
+}
+
 # ib_send_bw --use-srq runs before the capture: tshark reassembles a
 # multi-packet RC SEND and reads perftest's random payload as whatever it
 # looks like (once, 200 frames marked malformed as "ethertype:loop").
@@ -188,6 +232,8 @@ ud_uc_srq_ci() {
 		step perf ib_send_lat "$srv" $other "$T_ONE" -c UD -n 100
 		step perf ib_send_bw "$srv" $gid "$T_ONE" -c UC -s 4097 -n 200 "${PACE[@]}"
 		step perf ib_write_bw "$srv" $other "$T_ONE" -c UC -s 65536 -n 20
+		step shaped ib_send_bw "$srv" $gid "$T_ONE" -c UC -s 4096 -n 200
+		step shaped ib_send_bw "$srv" $other "$T_ONE" -c UD -s 1024 -n 200
 		step pingpong_tool ibv_ud_pingpong "$srv" $gid -s 1024 -n 20
 		step pingpong_tool ibv_ud_pingpong "$srv" $other -s 1 -n 20
 		step pingpong_tool ibv_uc_pingpong "$srv" $other -s 4096 -n 20
@@ -226,6 +272,7 @@ mckey_pair() {
 		fi
 		wait "$pid"
 		rc=$?
+		echo "$rc" >"$RDMA_SYNC/$id.srv"
 		wait_for $((T_CM + 60)) test -e "$RDMA_SYNC/$id.done" ||
 			echo "# the sender never finished" >>"$log"
 		PAIR_NAME="$name (receiver)"
@@ -241,6 +288,8 @@ mckey_pair() {
 			rc=$?
 		fi
 		echo "$rc" >"$RDMA_SYNC/$id.done"
+		wait_for $((T_CM + 60)) test -e "$RDMA_SYNC/$id.srv" ||
+			echo "# the receiver never finished" >>"$log"
 		PAIR_NAME="$name (sender)"
 	fi
 	PAIR_RC=$rc PAIR_LOG=$log PAIR_T0=$s
@@ -249,9 +298,26 @@ mckey_pair() {
 }
 
 # The same, smaller, for the debug kernel.
+# ib15_pair SERVER_VM: FLUSH and ATOMIC WRITE (tests/pyverbs/ib15_peer.py),
+# the client initiating into the server's MR. Not on 6.1, whose ib_core
+# has neither: both drivers there refuse the FLUSH rights.
+# An rdma_rxe target drops sroce's FLUSH (see ib15_peer.py).
+ib15_pair() {
+	local srv=$1 py=$SROCE_TREE/tests/pyverbs/ib15_peer.py quirk=()
+	[ "${SROCE_KERNEL:-}" != 6.1 ] || return 0
+	[ "${DRVS[srv]}/${DRVS[1 - srv]}" != rxe/sroce ] ||
+		quirk=(--target-drops-flush)
+	pair "ib15_peer.py FLUSH, ATOMIC WRITE server=vm$srv $(label "$srv")" \
+		"$srv" "$T_ONE" \
+		"$PY" "$py" target "$DEV" --ip "$MY_V4" --port @PORT@ -- \
+		"$PY" "$py" initiator "$DEV" --ip "$MY_V4" --peer "$PEER_V4" \
+		--port @PORT@ "${quirk[@]}"
+}
+
 ud_uc_srq_sweep() {
 	step perf ib_send_bw 1 v4 "$T_ONE" -c UD -s 1024 -n 100 "${PACE[@]}"
 	step perf ib_write_bw 1 v6 "$T_ONE" -c UC -s 65536 -n 10
+	step shaped ib_send_bw 1 v4 "$T_ONE" -c UC -s 4096 -n 200
 	step perf ib_send_bw 0 v6 "$T_ONE" --use-srq -s 4097 -n 50
 	step pingpong_tool ibv_ud_pingpong 1 v6 -s 1024 -n 10
 	step pingpong_tool ibv_uc_pingpong 0 v4 -s 4096 -n 10
@@ -280,6 +346,10 @@ after_failure() {
 	local peer_race
 	grep -q 'Correlation coefficient r^2' "$PAIR_LOG" && clock=bad
 	grep -q 'RDMA_CM_EVENT_REJECTED; error: 8\.' "$PAIR_LOG" && race=bad
+	# The device's counters (retransmits, timeouts, drops by cause) say
+	# what the transport saw; the log then tells a lost packet from a
+	# refused one.
+	{ echo "# after the failure, $DEV's counters:"; rdma statistic show link "$DEV/1"; } >>"$PAIR_LOG" 2>&1
 	wait_for 15 ping -c1 -W1 "$PEER_V4" || link=lost
 	echo "$link $clock $race" >"$RDMA_SYNC/after.$seq.$me"
 	barrier after 120 || link=lost
@@ -309,7 +379,7 @@ step() {
 	# up to 8 tries keep a run of them from failing all (0.25^8).
 	for try in 1 2 3 4 5 6 7 8; do
 		PAIR_DEFER=1 "$@"
-		[ "$(pair_client_rc)" != 0 ] || break
+		pair_both_ok && break
 		after_failure
 		if [ "$VERDICT" = lost ]; then
 			LINK=lost
@@ -325,6 +395,9 @@ step() {
 		cmrace) echo "# $PAIR_NAME: perftest's client connected before the server listened (perftest#93); once more" ;;
 		*) break ;;
 		esac
+		# Each repeat is logged once (both guests reach the same
+		# verdict) for check.sh's count of retries by cause.
+		[ "$me" != 0 ] || echo "$VERDICT $PAIR_NAME" >>"$SROCE_OUT/retries.log"
 	done
 	pair_report_last
 }
@@ -373,11 +446,22 @@ if [ "$MODE" = full ]; then
 		step pingpong "$srv" v4 -s 4096 -n 20 -e -N	# CQ events, new post-send API
 	done
 elif [ "$MODE" = ci ]; then
-	# Each tool sweeps with the server on either side, once over each
-	# GID; not every combination of side and GID.
-	for tool in $BW $LAT; do
+	# Each bandwidth tool sweeps with the server on either side, once
+	# over each GID; not every combination of side and GID. The latency
+	# tools move the same packets one message at a time, and a sweep of
+	# theirs took 30-60 s for what the bandwidth sweeps already cover:
+	# each runs at two sizes of a few packets, the side and GID
+	# alternating.
+	for tool in $BW; do
 		step perf "$tool" 1 v4 "$T_SWEEP" -a -n 5
 		step perf "$tool" 0 v6 "$T_SWEEP" -a -n 5
+	done
+	srv=1 gid=v4
+	for tool in $LAT; do
+		step perf "$tool" $srv $gid "$T_ONE" -s 4097 -n 5
+		[ $gid = v4 ] && gid=v6 || gid=v4
+		step perf "$tool" $((1 - srv)) $gid "$T_ONE" -s 65537 -n 5
+		srv=$((1 - srv))
 	done
 	srq_perf_ci
 	# What follows is small enough to capture whole: every opcode of
@@ -403,11 +487,19 @@ elif [ "$MODE" = ci ]; then
 	step pingpong 0 v6 -s 1500 -n 10
 	step pingpong 1 v6 -s 1 -n 10 -e -N
 	step pingpong 0 v4 -s 4096 -n 10 -e
+	step ib15_pair 1
+	step ib15_pair 0
 	ud_uc_srq_ci
 	capture_stop
 elif [ "$MODE" = ud ]; then
 	srq_perf_ci
 	ud_uc_srq_ci
+elif [ "$MODE" = ib15 ]; then
+	capture_start
+	barrier capture 120 || not_ok "both guests at the capture"
+	step ib15_pair 1
+	step ib15_pair 0
+	capture_stop
 elif [ "$MODE" = sweep ]; then
 	# perftest's -a (up to 8 MiB) takes 3 to 5 minutes per tool in the
 	# debug kernel under TCG; this sweep stops at 64 KiB: one packet, one
@@ -428,6 +520,10 @@ elif [ "$MODE" = sweep ]; then
 	step rping_pair 0 v6
 	step pingpong 1 v6 -s 65536 -n 10
 	step pingpong 0 v4 -s 1 -n 10 -e -N
+	step pingpong 1 vlan -s 4096 -n 10
+	step perf ib_write_bw 0 vlan "$T_ONE" -s 65536 -n 5
+	step ib15_pair 1
+	step ib15_pair 0
 	ud_uc_srq_sweep
 elif [ "$MODE" = cross ]; then
 	# Each operation both ways: the client on VM0, then on VM1.
@@ -451,6 +547,8 @@ elif [ "$MODE" = cross ]; then
 	step rping_pair 0 v6
 	step pingpong 1 v6 -s 65536 -n 10
 	step pingpong 0 v4 -s 1 -n 10 -e
+	step pingpong 1 vlan -s 4096 -n 10
+	step pingpong 0 vlan -s 1500 -n 10
 else
 	# Every tool once, both GIDs, rdma_cm, both directions, no sweeps
 	# (a sweep takes minutes in the debug kernel); the sizes take in one
@@ -471,8 +569,7 @@ fi
 barrier finished 300
 if [ "${DRVS[me]}" = sroce ]; then
 	echo "# rdma statistic show link $DEV/1:"
-	rdma statistic show link "$DEV/1" | tr ' ' '\n' | paste -d' ' - - |
-		awk NF | sed 's/^/#   /'
+	rdma statistic show link "$DEV/1" | xargs -n2 | sed 's/^/#   /'
 fi
 t "rdma link delete $DEV" rdma link delete "$DEV"
 echo "# rc.sh $MODE ${DRV0} ${DRV1}: vm$me took $((SECONDS - T0)) s"

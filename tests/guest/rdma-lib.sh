@@ -16,10 +16,21 @@ MY_V4=198.18.0.$((RDMA_ME + 1))
 MY_V6=2001:2::$((RDMA_ME + 1))
 PEER_V4=198.18.0.$((RDMA_PEER + 1))
 PEER_V6=2001:2::$((RDMA_PEER + 1))
+# VLAN 7 on eth0 (vlan_up), for RoCE over a VLAN netdev's GID.
+MY_VLAN_V4=198.18.7.$((RDMA_ME + 1))
 RDMA_SYNC=$SROCE_SHARED/sync
 RDMA_SEQ=0		# barriers and pairs, numbered in the order both guests run them
 RDMA_LOGS=$SROCE_OUT/logs	# full output of every pair, kept on the host
 DEV=
+
+# vlan_up: VLAN 7 on eth0 as eth0.7 with MY_VLAN_V4; the RDMA device on
+# eth0 lists that address as a GID of its own.
+vlan_up() {
+	modprobe 8021q 2>/dev/null
+	ip link add link eth0 name eth0.7 type vlan id 7 &&
+		ip addr add "$MY_VLAN_V4/24" dev eth0.7 &&
+		ip link set eth0.7 up
+}
 
 # setup_rdma DRIVER: create the RDMA device of DRIVER (sroce or rxe) on eth0
 # and wait for its port to be active. DEV is set even when this fails.
@@ -90,7 +101,8 @@ gid_index() {
 	case $2 in
 	v4) want=$(gid_of "$MY_V4") ;;
 	v6) want=$(gid_of "$MY_V6") ;;
-	*) echo "gid_index: v4 or v6, not '$2'" >&2; return 2 ;;
+	vlan) want=$(gid_of "$MY_VLAN_V4") ;;
+	*) echo "gid_index: v4, v6 or vlan, not '$2'" >&2; return 2 ;;
 	esac
 	end=$((SECONDS + 20))
 	while [ "$SECONDS" -lt "$end" ]; do
@@ -160,11 +172,13 @@ pair() {
 			touch "$RDMA_SYNC/$id.failed"
 		fi
 		# Until the client is done (bounded by its own timeout plus its
-		# wait for us), then a few seconds' grace.
-		local deadline=$((s + secs + 180)) grace='' lingered=0
+		# wait for us), then a few seconds' grace. The log says how long
+		# a server that exited by itself took after its client.
+		local deadline=$((s + secs + 180)) grace='' lingered=0 cdone=''
 		while kill -0 "$pid" 2>/dev/null; do
 			if [ -z "$grace" ] && [ -e "$RDMA_SYNC/$id.done" ]; then
-				grace=$(($(date +%s) + 5))
+				cdone=$(date +%s)
+				grace=$((cdone + 5))
 			fi
 			if [ -n "$grace" ] && [ "$(date +%s)" -ge "$grace" ] ||
 				[ "$(date +%s)" -ge "$deadline" ]; then
@@ -178,6 +192,8 @@ pair() {
 		done
 		wait "$pid"
 		rc=$?
+		[ -z "$cdone" ] || [ "$lingered" = 1 ] ||
+			echo "# server exited $(($(date +%s) - cdone)) s after the client" >>"$log"
 		if [ "$lingered" = 1 ] && [ -n "${PAIR_LINGER_OK:-}" ] &&
 			[ "$(first_line "$RDMA_SYNC/$id.done")" = 0 ] &&
 			$PAIR_LINGER_OK "$log"; then
@@ -185,6 +201,8 @@ pair() {
 			echo "# $name (server): did not exit by itself; tolerated: $PAIR_LINGER_WHY"
 			rc=0
 		fi
+		# The server's status, for the client's guest (pair_both_ok).
+		echo "$rc" >"$RDMA_SYNC/$id.srv"
 		# Both guests go on in step: wait for the client's verdict too.
 		local left=$((deadline - $(date +%s)))
 		[ "$left" -gt 0 ] || left=1
@@ -205,6 +223,9 @@ pair() {
 			rc=$?
 		fi
 		echo "$rc" >"$RDMA_SYNC/$id.done"
+		# And the server's status (it is killed 5 s after us at most).
+		wait_for 60 test -e "$RDMA_SYNC/$id.srv" ||
+			echo "# the server never finished" >>"$log"
 		PAIR_NAME="$name (client)"
 	fi
 	PAIR_RC=$rc PAIR_LOG=$log PAIR_T0=$s
@@ -243,6 +264,14 @@ pair_wait_listening() {
 # The exit code of the client of the last pair (on either guest; empty if
 # it never finished).
 pair_client_rc() { first_line "$RDMA_SYNC/$RDMA_SEQ.done"; }
+
+# pair_both_ok: both sides of the last pair exited 0. Each guest has both
+# statuses once pair returns (the client's .done, the server's .srv), so
+# both reach the same verdict, whichever side failed.
+pair_both_ok() {
+	[ "$(pair_client_rc)" = 0 ] &&
+		[ "$(first_line "$RDMA_SYNC/$RDMA_SEQ.srv")" = 0 ]
+}
 
 pair_ready() { [ -e "$RDMA_SYNC/$1.listening" ] || [ -e "$RDMA_SYNC/$1.failed" ]; }
 

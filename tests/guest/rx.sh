@@ -51,11 +51,17 @@ if [ "$me" -eq 0 ]; then
 	signal wire.done
 else
 	before=$(counter rx_drop_malformed)
+	peer0=$(counter rx_drop_not_peer) pkey0=$(counter rx_drop_pkey)
 	timeout -k 5 400 $PY "$wire" target sroce0 --ip 198.18.0.2 \
 		--peer 198.18.0.1 --json "$SYNC_DIR/wire.json" \
 		--done "$SYNC_DIR/wire.done" || T_FAILED=$((T_FAILED + 1))
 	t "the 2 requests with headers cut short counted as malformed" \
 		test "$(counter rx_drop_malformed)" = $((before + 2))
+	# What wire_qp.py sent with SPOOF and FOREIGN_PKEY.
+	t "the 4 packets from a third address counted in rx_drop_not_peer" \
+		test "$(counter rx_drop_not_peer)" = $((peer0 + 4))
+	t "the SEND with a foreign P_Key counted in rx_drop_pkey" \
+		test "$(counter rx_drop_pkey)" = $((pkey0 + 1))
 fi
 guest_barrier done 120
 t "rdma link delete sroce0" rdma link delete sroce0

@@ -17,15 +17,13 @@ import errno
 import struct
 import sys
 
-from pyverbs.cq import CQ
 from pyverbs.pyverbs_error import PyverbsError, PyverbsRDMAError
-from pyverbs.qp import QPCap, QPEx, QPInitAttrEx
 from pyverbs.wr import SendWR
 import sroce_enums as e
 
 from tap import check
-from rc_errors import (start, LW, RW, RR, SIG, PAGE, ST, Pair, Region, Side,
-                       after_error, case, cleanup, connect, expect,
+from rc_errors import (start, LW, RW, RR, SIG, PAGE, ST, ExSide, Pair, Region,
+                       Side, after_error, case, cleanup, connect, expect,
                        filled_mr, post_recv, sge, wc_str)
 
 RA = e.IBV_ACCESS_REMOTE_ATOMIC
@@ -230,24 +228,6 @@ def errors(env):
     f.close()
 
 
-class ExSide(Side):
-    """An RC QP made through ibv_create_qp_ex, for ATOMIC WRITE."""
-
-    def __init__(self, env):	# pylint: disable=super-init-not-called
-        self.scq = CQ(env.ctx, 64)
-        self.rcq = CQ(env.ctx, 64)
-        cap = QPCap(max_send_wr=16, max_recv_wr=16, max_send_sge=2,
-                    max_recv_sge=2)
-        attr = QPInitAttrEx(qp_type=e.IBV_QPT_RC, scq=self.scq,
-                            rcq=self.rcq, cap=cap, pd=env.pd, sq_sig_all=1,
-                            comp_mask=e.IBV_QP_INIT_ATTR_PD |
-                            e.IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
-                            send_ops_flags=e.IBV_QP_EX_WITH_ATOMIC_WRITE |
-                            e.IBV_QP_EX_WITH_RDMA_WRITE)
-        self.qp = QPEx(env.ctx, attr)
-        self.qpn = self.qp.qp_num
-
-
 def atomic_write(side, wr_id, rkey, addr, data):
     side.qp.wr_start()
     side.qp.wr_id = wr_id
@@ -260,7 +240,8 @@ def atomic_write(side, wr_id, rkey, addr, data):
 def atomic_write_case(env):
     t = 'A11 ATOMIC WRITE'
     try:
-        a = ExSide(env)
+        a = ExSide(env, e.IBV_QP_EX_WITH_ATOMIC_WRITE |
+                   e.IBV_QP_EX_WITH_RDMA_WRITE)
     except PyverbsError as x:
         check(False, t + ': extended QP with ATOMIC WRITE created', x)
         return

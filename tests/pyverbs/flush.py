@@ -16,16 +16,15 @@ usage: flush.py DEV --ip A.B.C.D
 import errno
 import sys
 
-from pyverbs.cq import CQ
 from pyverbs.mr import MR
 from pyverbs.pyverbs_error import PyverbsError, PyverbsRDMAError
-from pyverbs.qp import QPCap, QPEx, QPInitAttrEx
+from pyverbs.qp import QPEx
 from pyverbs.wr import SGE
 import sroce_enums as e
 
 from tap import check
-from rc_errors import (comment, start, LW, RW, RR, SIG, PAGE, Region, Side, case,
-                       connect, expect, wc_str)
+from rc_errors import (comment, start, LW, RW, RR, SIG, PAGE, ExSide, Region,
+                       case, connect, expect, wc_str)
 
 DEVICE_FLUSH_GLOBAL = 1 << 38
 DEVICE_FLUSH_PERSISTENT = 1 << 39
@@ -35,22 +34,12 @@ GLOBAL, PERSISTENT = 1, 2	# IBV_FLUSH_GLOBAL, IBV_FLUSH_PERSISTENT
 RANGE, WHOLE_MR = 0, 1		# IBV_FLUSH_RANGE, IBV_FLUSH_MR
 
 
-class FlushSide(Side):
+class FlushSide(ExSide):
     """An RC QP made through ibv_create_qp_ex with FLUSH and RDMA WRITE."""
 
-    def __init__(self, env):	# pylint: disable=super-init-not-called
-        self.scq = CQ(env.ctx, 64)
-        self.rcq = CQ(env.ctx, 64)
-        cap = QPCap(max_send_wr=16, max_recv_wr=16, max_send_sge=2,
-                    max_recv_sge=2)
-        attr = QPInitAttrEx(qp_type=e.IBV_QPT_RC, scq=self.scq,
-                            rcq=self.rcq, cap=cap, pd=env.pd, sq_sig_all=1,
-                            comp_mask=e.IBV_QP_INIT_ATTR_PD |
-                            e.IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
-                            send_ops_flags=e.IBV_QP_EX_WITH_FLUSH |
-                            e.IBV_QP_EX_WITH_RDMA_WRITE)
-        self.qp = QPEx(env.ctx, attr)
-        self.qpn = self.qp.qp_num
+    def __init__(self, env):
+        super().__init__(env, e.IBV_QP_EX_WITH_FLUSH |
+                         e.IBV_QP_EX_WITH_RDMA_WRITE)
 
     def flush(self, wr_id, rkey, addr, length, ptype=GLOBAL, level=RANGE):
         self.qp.wr_start()

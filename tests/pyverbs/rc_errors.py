@@ -21,6 +21,7 @@ import ctypes
 import errno
 import mmap
 import os
+import subprocess
 import sys
 import time
 
@@ -31,7 +32,7 @@ import sroce_enums as e
 from pyverbs.mr import MR
 from pyverbs.pd import PD
 from pyverbs.pyverbs_error import PyverbsError, PyverbsRDMAError
-from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+from pyverbs.qp import QP, QPAttr, QPCap, QPEx, QPInitAttr, QPInitAttrEx
 from pyverbs.wr import RecvWR, SendWR, SGE
 
 import tap
@@ -198,6 +199,23 @@ class Side:
             except PyverbsError:
                 pass
 
+
+class ExSide(Side):
+    """An RC QP made through ibv_create_qp_ex with the send operations ops
+    (IBV_QP_EX_WITH_* flags), for the IBTA 1.5 ones the legacy API lacks."""
+
+    def __init__(self, env, ops):	# pylint: disable=super-init-not-called
+        self.scq = CQ(env.ctx, 64)
+        self.rcq = CQ(env.ctx, 64)
+        cap = QPCap(max_send_wr=16, max_recv_wr=16, max_send_sge=2,
+                    max_recv_sge=2)
+        attr = QPInitAttrEx(qp_type=e.IBV_QPT_RC, scq=self.scq,
+                            rcq=self.rcq, cap=cap, pd=env.pd, sq_sig_all=1,
+                            comp_mask=e.IBV_QP_INIT_ATTR_PD |
+                            e.IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+                            send_ops_flags=ops)
+        self.qp = QPEx(env.ctx, attr)
+        self.qpn = self.qp.qp_num
 
 def init_attr(access):
     a = QPAttr(qp_state=e.IBV_QPS_INIT)
@@ -1098,8 +1116,34 @@ def retry_exc(env, cnt, t, side, timeout, retry_cnt, mrs, counts=True):
     return d
 
 
+# An address beyond the guest's own subnet, reached only through a route
+# the tests add (and a static neighbour entry: nobody is behind it) and
+# remove once an AH or a QP holds it.
+UNROUTED, UNROUTED_NET = '198.18.9.9', '198.18.9.0/24'
+
+
+def ip_cmd(*args):
+    r = subprocess.run(('ip',) + args, capture_output=True, text=True,
+                       check=False)
+    if r.returncode:
+        comment('ip %s: %s' % (' '.join(args), r.stderr.strip()))
+    return r.returncode == 0
+
+
+def route_up(netdev):
+    check(ip_cmd('route', 'replace', UNROUTED_NET, 'dev', netdev) and
+          ip_cmd('neigh', 'replace', UNROUTED, 'lladdr', '02:00:00:00:00:ca',
+                 'dev', netdev, 'nud', 'permanent'),
+          'route and neighbour for %s added' % UNROUTED)
+
+
+def route_down(netdev):
+    check(ip_cmd('route', 'del', UNROUTED_NET, 'dev', netdev),
+          'route to %s removed' % UNROUTED_NET)
+
+
 @case
-def unreachable(env, cnt, blackhole):
+def unreachable(env, cnt, blackhole, netdev):
     la, _ = filled_mr(env, 4096, LW, 51)
     # 8a: an address nobody answers ARP for
     t = '8 unresolvable 198.18.0.200'
@@ -1122,6 +1166,23 @@ def unreachable(env, cnt, blackhole):
         connect(env, s, 0x123, 0x10, 0x20, dgid=gid_of(blackhole),
                 timeout=10, retry_cnt=2)
         retry_exc(env, cnt, t, s, 10, 2, [la])
+        s.close()
+
+    # 8d: the route to the peer goes away once the QP is connected: each
+    # packet is lost as on a wire (tx_no_route), so the ACK timeout and the
+    # retry count end the WQE as they would for a silent peer.
+    if netdev:
+        t = '8 route to %s removed' % UNROUTED
+        s = Side(env)
+        route_up(netdev)
+        try:
+            connect(env, s, 0x123, 0x10, 0x20, dgid=gid_of(UNROUTED),
+                    timeout=8, retry_cnt=2)
+        finally:
+            route_down(netdev)
+        d = retry_exc(env, cnt, t, s, 8, 2, [la])
+        check(d.get('tx_no_route', 0) == 3,
+              t + ': its 3 packets counted in tx_no_route', d)
         s.close()
 
     # 8c: the peer QP is destroyed, so its QPN no longer exists here
@@ -1204,7 +1265,7 @@ def start(*extra):
 
 
 def main():
-    args, env, t0 = start(('--blackhole', {}))
+    args, env, t0 = start(('--blackhole', {}), ('--netdev', {}))
     if not env:
         return 1
     comment('GID index %d, active MTU enum %d, rd_atom %d' %
@@ -1227,7 +1288,7 @@ def main():
     dereg_rkey(env)
     rnr_zero(env, cnt)
     rnr_infinite(env, cnt)
-    unreachable(env, cnt, args.blackhole)
+    unreachable(env, cnt, args.blackhole, args.netdev)
     recv_too_small(env)
     return env.finish('rc_errors.py', t0)
 

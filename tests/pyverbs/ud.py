@@ -26,8 +26,9 @@ from pyverbs.wr import SendWR
 import sroce_enums as e
 
 from tap import check
-from rc_errors import (LW, SIG, QPS, Env, case, comment, expect, expect_none,
-                       filled_mr, find_gid_index, post_recv, sge, wc_str)
+from rc_errors import (LW, SIG, QPS, UNROUTED, Counters, Env, case, comment,
+                       expect, expect_none, filled_mr, find_gid_index,
+                       gid_of, post_recv, route_down, route_up, sge, wc_str)
 
 GRH = 40
 QKEY = 0x1a2b3c4d
@@ -352,11 +353,44 @@ def small_recv(env, f):
         o.close()
 
 
+@case
+def unrouted(env, f, netdev):
+    """A datagram whose route went away after its AH was made is lost, as
+    on a wire, and completes; the send queue goes on."""
+    t = 'U5 route gone'
+    a, b = UDSide(env), UDSide(env)
+    cnt = Counters(env.dev)
+    route_up(netdev)
+    try:
+        far = make_ah(env, gid_of(UNROUTED), f.index)
+    finally:
+        route_down(netdev)
+    ah = make_ah(env, f.gid, f.index)
+    la, _ = filled_mr(env, 4096, LW, 51)
+    rv, _ = filled_mr(env, 4096, LW, 52)
+    before = cnt.read()
+    post_recv(b, 0x701, [sge(rv, 0, 2048)])
+    ud_send(a, 0x702, [sge(la, 0, 64)], far, 0x123)
+    ud_send(a, 0x703, [sge(la, 0, 64)], ah, b.qpn)
+    expect(t + ': both sends complete, in order', a.scq,
+           [(0x702, e.IBV_WC_SUCCESS), (0x703, e.IBV_WC_SUCCESS)])
+    expect(t + ': the second datagram is received', b.rcq,
+           [(0x701, e.IBV_WC_SUCCESS)])
+    d = cnt.delta(before)
+    check(d.get('tx_no_route', 0) == 1,
+          t + ': the first counted in tx_no_route', d)
+    for o in (a, b):
+        o.close()
+    for o in (far, ah, la, rv):
+        o.close()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('dev')
     ap.add_argument('--ip', required=True)
     ap.add_argument('--ip6', required=True)
+    ap.add_argument('--netdev', help="the device's netdev, for U5")
     args = ap.parse_args()
     t0 = time.monotonic()
     env = Env(args.dev, args.ip)
@@ -374,6 +408,8 @@ def main():
     qkey(env, fams[0])
     mtu(env, fams[1])
     small_recv(env, fams[0])
+    if args.netdev:
+        unrouted(env, fams[0], args.netdev)
     return env.finish('ud.py', t0)
 
 

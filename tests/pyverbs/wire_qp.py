@@ -153,7 +153,44 @@ def cases(j):
     n = 'SEND with invalidate of an rkey nobody owns: invalid request NAK'
     fatal(n, SEND_ONLY_INV, struct.pack('!I', rk ^ 0x7f0000) + b'inv!',
           NAK_INV, rwc='REM_INV_REQ_ERR')
+
+    # A connected QP takes packets from its peer only: the same requests
+    # from a third address on the peer's subnet, or with a P_Key outside
+    # the table, are dropped and counted, and change nothing. Then the
+    # peer's own requests at the same PSNs are executed as if the others
+    # had never come.
+    s = slot()
+    n = 'SEND, WRITE, READ from a third address, SEND with a foreign P_Key'
+    c[n] = dict(
+        access=ALL, recv=[64], rwc=['SUCCESS'], fatal=False,
+        send=[
+            (SEND_ONLY, 0, b'spoofed SEND....', SPOOF),
+            (WRITE_ONLY, 0, reth(s, rk, 8) + b'spoofed!', SPOOF),
+            (READ_REQ, 0, reth(s, rk, 8), SPOOF),
+            (SEND_ONLY, 0, b'foreign P_Key...', FOREIGN_PKEY),
+            (WRITE_ONLY, 0, reth(s, rk, 8) + b'the peer'),
+            (SEND_ONLY, 1, b'the peer sends!!'),
+        ],
+        want=[(ACK, 0, 'ack', 1, None), (ACK, 1, 'ack', 2, None)],
+        mem={s - va: b'the peer'})
+    # The QP's own RDMA WRITE waits for its answer (long ACK timeout): a
+    # NAK from a third address must not end it, the peer's ACK completes it.
+    n = 'a NAK from a third address does not end a request'
+    c[n] = dict(
+        access=ALL, recv=[], rwc=['SUCCESS'], fatal=False, post=8,
+        conn=dict(timeout=24),
+        send=[
+            (ACK, 0, struct.pack('!I', NAK_ACC << 24), SPOOF),
+            (ACK, 0, struct.pack('!I', 0x1f << 24 | 1)),
+        ],
+        want=[], mem={})
     return c
+
+
+# Send options: a third address on the peer's subnet as the source, a
+# P_Key whose low 15 bits are not the default key's.
+SPOOF = dict(src='198.18.0.99')
+FOREIGN_PKEY = dict(pkey=0x8001)	# rx.sh counts 4 SPOOF and 1 of these
 
 
 # --- the sending guest -----------------------------------------------------
@@ -248,18 +285,23 @@ def send_main(a):
     for i, (name, c) in enumerate(cases(j).items()):
         qpn = j['qpns'][name]
         by_qpn = {}
-        for op, psn, rest in c['send']:
+        for op, psn, rest, *how in c['send']:
+            how = how[0] if how else {}
             pad = -len(rest) % 4 if op in (SEND_ONLY, WRITE_ONLY) else 0
-            bth = struct.pack('!BBHII', op, pad << 4, 0xffff, qpn,
-                              0x80000000 | psn)
-            tx.send(send_roce.frame(src, dst, smac, dmac,
+            bth = struct.pack('!BBHII', op, pad << 4,
+                              how.get('pkey', 0xffff), qpn, 0x80000000 | psn)
+            fsrc = send_roce.ipaddress.ip_address(how.get('src', a.src))
+            tx.send(send_roce.frame(fsrc, dst, smac, dmac,
                                     bth + rest + b'\0' * pad))
             # One at a time: the next waits for an answer to this one, or
             # for a short silence.
             answers(rx, a.dst, by_qpn, 0.3, PEER_QPN + i,
                     len(by_qpn.get(PEER_QPN + i, [])) + 1)
         answers(rx, a.dst, by_qpn, 0.5)
-        got = by_qpn.get(PEER_QPN + i, [])
+        # Only answers: a QP with a request of its own (post) sends it to
+        # the peer's address too, as often as its timer says.
+        got = [p for p in by_qpn.get(PEER_QPN + i, [])
+               if p[1] in (ACK, READ_RESP_ONLY, ATOMIC_ACK)]
         ok = len(got) == len(c['want']) and all(
             matches(w, p) for w, p in zip(c['want'], got))
         if len(c['want']) > 1:
@@ -281,7 +323,8 @@ def target_main(a):
     from pyverbs.wr import RecvWR
     import tap
     from tap import check
-    from rc_errors import (Env, Region, connect, gid_of, poll, ST, QPS)
+    from rc_errors import (Env, Region, connect, gid_of, poll, post_send,
+                           ST, QPS)
 
     env = Env(a.dev, a.ip)
     check(env.gid_index is not None, 'IPv4 RoCE v2 GID found in sysfs')
@@ -301,12 +344,17 @@ def target_main(a):
         qp = QP(env.pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq,
                                    cap=QPCap(max_send_wr=4, max_recv_wr=4)))
 
-        connect(env, SimpleNamespace(qp=qp), PEER_QPN + i, 0, 0, dgid=gid_of(a.peer),
-                access=c['access'], min_rnr_timer=RNR_TIMER)
+        connect(env, SimpleNamespace(qp=qp), PEER_QPN + i, 0, 0,
+                dgid=gid_of(a.peer), access=c['access'],
+                min_rnr_timer=RNR_TIMER, **c.get('conn', {}))
         rb = Region(env, 4096, A_LW, seed=10 + i)
         for k, n in enumerate(c['recv']):
             qp.post_recv(RecvWR(wr_id=i * 16 + k, num_sge=1,
                                 sg=[rb.sge(0, n)]))
+        if c.get('post'):
+            post_send(SimpleNamespace(qp=qp), i * 16 + 8,
+                      e.IBV_WR_RDMA_WRITE, [rb.sge(0, c['post'])],
+                      rkey=0x1234, raddr=0x10000)
         qps[name], rbufs[name] = qp, rb
         j['qpns'][name] = qp.qp_num
     tmp = a.json + '.tmp'
