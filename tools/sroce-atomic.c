@@ -22,6 +22,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <getopt.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -111,6 +112,29 @@ static struct rdma_cm_id *endpoint(bool passive)
 	return id;
 }
 
+/*
+ * The side that got the last message waits for the other to disconnect:
+ * its ACK of that message may be lost, and a disconnect from this side
+ * would flush the sender's retransmission before it is acknowledged.
+ */
+static void wait_disconnect(struct rdma_cm_id *id)
+{
+	struct pollfd pfd = { .fd = id->channel->fd, .events = POLLIN };
+	struct rdma_cm_event *ev;
+	enum rdma_cm_event_type type;
+
+	while (poll(&pfd, 1, opt.timeout * 1000) > 0) {
+		if (rdma_get_cm_event(id->channel, &ev))
+			return;
+		type = ev->event;
+		rdma_ack_cm_event(ev);
+		if (type == RDMA_CM_EVENT_DISCONNECTED)
+			return;
+	}
+	fprintf(stderr, "server: the client did not disconnect in %u s\n",
+		opt.timeout);
+}
+
 static int run_server(void)
 {
 	struct rdma_conn_param param = { 0 };
@@ -177,6 +201,7 @@ static int run_server(void)
 		printf("atomic: server word 0x%016llx, client expects 0x%016llx\n",
 		       (unsigned long long)word[0], (unsigned long long)want);
 		ret = word[0] != want;
+		wait_disconnect(id);
 	}
 	rdma_disconnect(id);
 	rdma_dereg_mr(mr);
@@ -334,9 +359,13 @@ static int run_client(void)
 		}
 		res[MAX_DEPTH + 1] = htole64(shadow);
 		if (rdma_post_send(id, NULL, &res[MAX_DEPTH + 1], 8, mr, 0) ||
-		    rdma_get_send_comp(id, &wc) <= 0 ||
-		    wc.status != IBV_WC_SUCCESS) {
-			fprintf(stderr, "done message failed\n");
+		    rdma_get_send_comp(id, &wc) <= 0) {
+			fprintf(stderr, "done message not sent: %s\n",
+				strerror(errno));
+			errors++;
+		} else if (wc.status != IBV_WC_SUCCESS) {
+			fprintf(stderr, "done message: %s\n",
+				ibv_wc_status_str(wc.status));
 			errors++;
 		}
 	}
