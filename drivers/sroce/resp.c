@@ -471,7 +471,7 @@ static int sroce_resp_read(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	};
 
 	if (j.len > (1U << 31) ||
-	    qp->rd_pending >= max_t(u32, qp->max_dest_rd_atomic, 1)) {
+	    qp->rd_pending >= qp->max_dest_rd_atomic) {
 		*nak = SROCE_AETH_NAK_INVALID;
 		return -EINVAL;
 	}
@@ -525,7 +525,7 @@ static int sroce_resp_atomic(struct sroce_qp *qp, struct sroce_pkt *pkt,
 					      sroce_atmeth_swap_add(&pkt->atmeth);
 		b = sroce_atmeth_swap_add(&pkt->atmeth);
 	}
-	if (qp->rd_pending >= max_t(u32, qp->max_dest_rd_atomic, 1) ||
+	if (qp->rd_pending >= qp->max_dest_rd_atomic ||
 	    (va & (sizeof(u64) - 1)))
 		goto invalid;
 	if (!(qp->access & need)) {
@@ -597,7 +597,7 @@ static int sroce_resp_flush(struct sroce_qp *qp, struct sroce_pkt *pkt,
 
 	/* As rdma_rxe: a QP not enabled for the type refuses the request. */
 	if (need < 0 || (qp->access & need) != need ||
-	    qp->rd_pending >= max_t(u32, qp->max_dest_rd_atomic, 1) ||
+	    qp->rd_pending >= qp->max_dest_rd_atomic ||
 	    len > (1U << 31)) {
 		*nak = SROCE_AETH_NAK_INVALID;
 		return -EINVAL;

@@ -225,12 +225,14 @@ def init_attr(access):
     return a
 
 
-def rtr_attr(env, dqpn, dgid, rq_psn, min_rnr_timer=12, mtu=None):
+def rtr_attr(env, dqpn, dgid, rq_psn, min_rnr_timer=12, mtu=None,
+             dest_rd_atom=None):
     a = QPAttr(qp_state=e.IBV_QPS_RTR)
     a.path_mtu = mtu if mtu is not None else env.port_mtu
     a.dest_qp_num = dqpn
     a.rq_psn = rq_psn
-    a.max_dest_rd_atomic = env.rd_atom
+    a.max_dest_rd_atomic = (env.rd_atom if dest_rd_atom is None
+                            else dest_rd_atom)
     a.min_rnr_timer = min_rnr_timer
     a.ah_attr = AHAttr(gr=GlobalRoute(dgid=GID(dgid),
                                       sgid_index=env.gid_index, hop_limit=64),
@@ -249,11 +251,13 @@ def rts_attr(env, sq_psn, timeout=14, retry_cnt=7, rnr_retry=7):
 
 
 def connect(env, side, dqpn, sq_psn, rq_psn, dgid=None, access=LW | RW | RR,
-            timeout=14, retry_cnt=7, rnr_retry=7, min_rnr_timer=12):
+            timeout=14, retry_cnt=7, rnr_retry=7, min_rnr_timer=12,
+            dest_rd_atom=None):
     """RESET -> INIT -> RTR -> RTS with explicit attribute masks."""
     side.qp.modify(init_attr(access), INIT_MASK)
     side.qp.modify(rtr_attr(env, dqpn, dgid or env.gid, rq_psn,
-                            min_rnr_timer), RTR_MASK)
+                            min_rnr_timer, dest_rd_atom=dest_rd_atom),
+                   RTR_MASK)
     side.qp.modify(rts_attr(env, sq_psn, timeout, retry_cnt, rnr_retry),
                    RTS_MASK)
 
@@ -894,10 +898,11 @@ def flush_after(t, side, base):
 
 def remote_write_case(env, t, rkey_fn, mr_access=LW | RW | RR,
                       b_access=LW | RW | RR, opcode=e.IBV_WR_RDMA_WRITE,
-                      length=64, raddr_fn=None, dereg=False):
+                      length=64, raddr_fn=None, dereg=False,
+                      want=e.IBV_WC_REM_ACCESS_ERR, b_conn=None):
     """A WRITE (or READ) that the responder must refuse, and a SEND queued
     right behind it."""
-    p = Pair(env, b_conn={'access': b_access})
+    p = Pair(env, b_conn=dict(b_conn or {}, access=b_access))
     a, b = p.a, p.b
     tgt = Region(env, 3 * PAGE, mr_access, off=PAGE, length=PAGE, seed=21)
     rv, rv_data = filled_mr(env, 4096, LW, 22)
@@ -931,8 +936,19 @@ def remote_write_case(env, t, rkey_fn, mr_access=LW | RW | RR,
         mems.append(('requester\'s READ buffer untouched',
                      lambda: la.read(8192, 0) == la_data,
                      lambda: 'changed'))
-    after_error(t, p, (0xa1, e.IBV_WC_REM_ACCESS_ERR), 0xb1, mems, (0xa2,))
+    after_error(t, p, (0xa1, want), 0xb1, mems, (0xa2,))
     return p, [tgt.mr, rv, la] + ([new.mr] if new else [])
+
+
+@case
+def no_dest_rd_atomic(env):
+    # IBTA: a responder takes at most max_dest_rd_atomic READ and atomic
+    # requests at a time; with 0 it takes none (Invalid Request NAK).
+    t = '13 READ to a QP with max_dest_rd_atomic 0'
+    cleanup(*remote_write_case(env, t, lambda r: r.mr.rkey,
+                               opcode=e.IBV_WR_RDMA_READ,
+                               want=e.IBV_WC_REM_INV_REQ_ERR,
+                               b_conn={'dest_rd_atom': 0}))
 
 
 def cleanup(p, mrs):
@@ -1286,6 +1302,7 @@ def main():
     no_remote_write(env)
     no_remote_read(env)
     dereg_rkey(env)
+    no_dest_rd_atomic(env)
     rnr_zero(env, cnt)
     rnr_infinite(env, cnt)
     unreachable(env, cnt, args.blackhole, args.netdev)
