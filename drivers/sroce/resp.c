@@ -210,15 +210,23 @@ static int sroce_resp_take_rwqe(struct sroce_qp *qp)
 	return err;
 }
 
-/* Complete the current receive WQE and hand its slot back. */
-static void sroce_resp_complete(struct sroce_qp *qp, struct sroce_wc *wc,
-				bool solicited)
+/*
+ * Complete the current receive WQE and hand its slot back.
+ * Return: 0, or -ENOSPC when the receive CQ overflowed: the completion is
+ * lost and the QP must go to ERR (IBTA: a CQ overrun is an error of the
+ * QPs that complete into it), so that the sender is not told that a
+ * message nobody will see was delivered.
+ */
+static int sroce_resp_complete(struct sroce_qp *qp, struct sroce_wc *wc,
+			       bool solicited)
 {
+	int err;
+
 	wc->wr_id = qp->rwqe.wr_id;
 	wc->qp_num = qp->ibqp.qp_num;
 	if (!wc->src_qp)
 		wc->src_qp = qp->dest_qpn;
-	sroce_complete(qp, qp->ibqp.recv_cq, wc, solicited);
+	err = sroce_complete(qp, qp->ibqp.recv_cq, wc, solicited);
 	qp->have_rwqe = false;
 	qp->rcv_off = 0;
 	/* An SRQ's WQE left its ring when the QP took it. */
@@ -226,6 +234,11 @@ static void sroce_resp_complete(struct sroce_qp *qp, struct sroce_wc *wc,
 		qp->rq.cons = sroce_q_next(qp->rq.cons, qp->rq.index_mask);
 		sroce_queue_publish_cons(&qp->rq);
 	}
+	if (err) {
+		qp->rwqe_failed = true;
+		return -ENOSPC;
+	}
+	return 0;
 }
 
 static void sroce_resp_fail_rwqe(struct sroce_qp *qp, enum ib_wc_status st)
@@ -370,7 +383,10 @@ static int sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
 			wc.flags = IB_WC_WITH_INVALIDATE;
 			wc.inv_rkey = pkt->ieth;
 		}
-		sroce_resp_complete(qp, &wc, pkt->se);
+		if (sroce_resp_complete(qp, &wc, pkt->se)) {
+			*nak = SROCE_AETH_NAK_REM_OP;
+			return -ENOSPC;
+		}
 		qp->msn++;
 	}
 	return 0;
@@ -451,7 +467,10 @@ static int sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 				.imm = pkt->imm,
 			};
 
-			sroce_resp_complete(qp, &wc, pkt->se);
+			if (sroce_resp_complete(qp, &wc, pkt->se)) {
+				*nak = SROCE_AETH_NAK_REM_OP;
+				return -ENOSPC;
+			}
 		}
 		qp->rcv_off = 0;
 		qp->msn++;
@@ -982,6 +1001,7 @@ void sroce_resp_ud(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	struct sroce_copy g = { .to_mr = true, .qp = qp };
 	u8 grh[40] = {};
 	u8 op = pkt->opcode & SROCE_OP_MASK;
+	bool fail = false;
 	u32 crc;
 	int err;
 
@@ -1029,9 +1049,11 @@ void sroce_resp_ud(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	wc.byte_len = sizeof(grh) + pkt->paylen;
 	/* The sender, not a connected peer. */
 	wc.src_qp = sroce_deth_sqp(&pkt->deth);
-	sroce_resp_complete(qp, &wc, pkt->se);
+	fail = sroce_resp_complete(qp, &wc, pkt->se);
 drop:
 	spin_unlock_bh(&qp->rq_lock);
+	if (fail)
+		sroce_qp_error(qp);
 }
 
 /*

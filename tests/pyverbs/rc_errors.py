@@ -169,9 +169,10 @@ def expect_none(name, cq, secs=0.3):
 class Side:
     """One RC QP with a send CQ and a receive CQ of its own."""
 
-    def __init__(self, env, sig_all=1, inline=0, max_sge=8, max_wr=64):
+    def __init__(self, env, sig_all=1, inline=0, max_sge=8, max_wr=64,
+                 rcq_size=256):
         self.scq = CQ(env.ctx, 256)
-        self.rcq = CQ(env.ctx, 256)
+        self.rcq = CQ(env.ctx, rcq_size)
         cap = QPCap(max_send_wr=max_wr, max_recv_wr=max_wr,
                     max_send_sge=max_sge, max_recv_sge=max_sge,
                     max_inline_data=inline)
@@ -1243,6 +1244,46 @@ def recv_too_small(env):
         cleanup(p, [la, rv])
 
 
+@case
+def recv_cq_overrun(env, cnt):
+    # The receive CQ holds a few completions and nobody polls it: the
+    # receive that finds it full cannot be reported, so the responder
+    # must not acknowledge it (Remote Operational Error NAK) and goes to
+    # ERR, as does the requester.
+    t = '14 SENDs overrunning the responder\'s receive CQ'
+    n = 32
+    p = Pair(env, b_kw={'rcq_size': 4})
+    a, b = p.a, p.b
+    la, _ = filled_mr(env, 4096, LW, 71)
+    rv, _ = filled_mr(env, 4096, LW, 72)
+    for i in range(n):
+        post_recv(b, 0xe00 + i, [sge(rv, 64 * i, 64)])
+    before = cnt.read()
+    for i in range(n):
+        post_send(a, 0xf00 + i, e.IBV_WR_SEND, [sge(la, 0, 16)])
+    got = poll(a.scq, n)
+    sts = [(w.wr_id, w.status) for w in got]
+    k = next((i for i, w in enumerate(got) if w.status != e.IBV_WC_SUCCESS),
+             len(got))
+    want = ([(0xf00 + i, e.IBV_WC_SUCCESS) for i in range(k)] +
+            [(0xf00 + k, e.IBV_WC_REM_OP_ERR)] +
+            [(0xf00 + i, e.IBV_WC_WR_FLUSH_ERR) for i in range(k + 1, n)])
+    check(0 < k < n and sts == want,
+          t + ': requester gets SUCCESS for what the CQ holds, then '
+          'REM_OP_ERR, then WR_FLUSH_ERR',
+          'got [%s]' % '; '.join(wc_str(w) for w in got))
+    state_check(t + ': requester QP in ERR', a, e.IBV_QPS_ERR)
+    state_check(t + ': responder QP in ERR', b, e.IBV_QPS_ERR)
+    rgot = poll(b.rcq, n, 1.0)
+    check([(w.wr_id, w.status) for w in rgot[:k]] ==
+          [(0xe00 + i, e.IBV_WC_SUCCESS) for i in range(k)],
+          t + ': the responder\'s CQ holds the %d receives acknowledged' % k,
+          'got [%s]' % '; '.join(wc_str(w) for w in rgot))
+    d = cnt.delta(before)
+    check(d.get('cq_overflow', 0) >= 1, t + ': cq_overflow counted', str(d))
+    cleanup(p, [la, rv])
+
+
 class Env:
     def __init__(self, dev, ip):
         self.dev = dev
@@ -1307,6 +1348,7 @@ def main():
     rnr_infinite(env, cnt)
     unreachable(env, cnt, args.blackhole, args.netdev)
     recv_too_small(env)
+    recv_cq_overrun(env, cnt)
     return env.finish('rc_errors.py', t0)
 
 
