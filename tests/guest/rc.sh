@@ -14,10 +14,11 @@
 #          under TCG);
 #   ci     (what make check runs in the Debian kernel) every bandwidth
 #          tool sweeps once, the server's side and the GID alternating
-#          by tool, every latency tool runs at 4 KiB + 1
-#          and the other way at 64 KiB + 1; then the atomics (ib_atomic_bw and ib_atomic_lat, both
-#          operations, the server on either side), rdma_cm, rping and
-#          ibv_rc_pingpong with the server on either side, then UD, UC
+#          by tool, every latency tool runs at 4 KiB + 1 and the other
+#          way at 64 KiB + 1; then the atomics (ib_atomic_bw and
+#          ib_atomic_lat, both operations) and rdma_cm (every tool), the
+#          server's side alternating, rping and ibv_rc_pingpong with the
+#          server on either side, then UD, UC
 #          and SRQ (perftest -c UD, -c UC; ibv_ud/uc/srq_pingpong; udaddy,
 #          ucmatose and mckey), captured (ib_send_bw --use-srq just
 #          before);
@@ -470,18 +471,17 @@ elif [ "$MODE" = ci ]; then
 	# SEND, WRITE, READ, the atomics and ACK, and the MADs of rdma_cm.
 	capture_start
 	barrier capture 120 || not_ok "both guests at the capture"
-	# Atomics: both operations, both tools, the server on either side.
-	for srv in 1 0; do
-		step perf ib_atomic_bw "$srv" v4 "$T_ONE" -A FETCH_AND_ADD -n 200
-		step perf ib_atomic_bw "$srv" v6 "$T_ONE" -A CMP_AND_SWAP -n 200
-		step perf ib_atomic_lat "$srv" v6 "$T_ONE" -A FETCH_AND_ADD -n 100
-		step perf ib_atomic_lat "$srv" v4 "$T_ONE" -A CMP_AND_SWAP -n 100
-	done
-	# rdma_cm (-R): every tool, the server on either side.
-	for srv in 1 0; do
-		for tool in $BW $LAT ib_atomic_bw ib_atomic_lat; do
-			step perf "$tool" "$srv" cm "$T_ONE" -n 5
-		done
+	# Atomics: both operations, both tools, each operation with the
+	# server on either side.
+	step perf ib_atomic_bw 1 v4 "$T_ONE" -A FETCH_AND_ADD -n 200
+	step perf ib_atomic_bw 0 v6 "$T_ONE" -A CMP_AND_SWAP -n 200
+	step perf ib_atomic_lat 0 v6 "$T_ONE" -A FETCH_AND_ADD -n 100
+	step perf ib_atomic_lat 1 v4 "$T_ONE" -A CMP_AND_SWAP -n 100
+	# rdma_cm (-R): every tool, the server's side alternating.
+	srv=1
+	for tool in $BW $LAT ib_atomic_bw ib_atomic_lat; do
+		step perf "$tool" "$srv" cm "$T_ONE" -n 5
+		srv=$((1 - srv))
 	done
 	step rping_pair 1 v4
 	step rping_pair 0 v6
