@@ -74,6 +74,7 @@ int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	if (cq->user)
 		lockdep_set_class(&cq->lock, &sroce_user_cq_key);
 	cq->notify = 0;
+	INIT_LIST_HEAD(&cq->parked);
 	ibcq->cqe = g.num_slots - 1;
 	return 0;
 
@@ -185,7 +186,7 @@ EXPORT_SYMBOL_IF_KUNIT(sroce_cq_arm_fires);
  * is enough; kernel consumers may use theirs from any context. irqsave
  * costs far more than BHs off under emulation, and this is per completion.
  */
-static unsigned long sroce_cq_lock(struct sroce_cq *cq)
+unsigned long sroce_cq_lock(struct sroce_cq *cq)
 	__acquires(&cq->lock)
 {
 	unsigned long irqf = 0;
@@ -197,7 +198,7 @@ static unsigned long sroce_cq_lock(struct sroce_cq *cq)
 	return irqf;
 }
 
-static void sroce_cq_unlock(struct sroce_cq *cq, unsigned long irqf)
+void sroce_cq_unlock(struct sroce_cq *cq, unsigned long irqf)
 	__releases(&cq->lock)
 {
 	if (cq->user)

@@ -236,7 +236,7 @@ void sroce_qp_error(struct sroce_qp *qp)
 	qp->state = IB_QPS_ERR;
 	sroce_rq_flush(qp);
 	if (qp->user && qp->rq.buf && !qp->dying) {
-		qp->rq_err_delay = 1;
+		set_bit(SROCE_QP_RQ_KICK, &qp->flags);
 		mod_delayed_work(sroce_wq, &qp->rq_err_work, 1);
 	}
 	spin_unlock(&qp->rq_lock);
@@ -343,29 +343,112 @@ void sroce_qp_schedule(struct sroce_qp *qp, unsigned long delay)
  * The rxe provider posts a receive without entering the kernel, so nothing
  * would flush one posted to a user QP already in ERR. While the QP stays in
  * ERR this looks at its RQ ring: at once, then less and less often, up to
- * every SROCE_ERR_POLL_MAX jiffies.
+ * every SROCE_ERR_POLL_MAX jiffies. After SROCE_ERR_POLL_FOR with nothing
+ * new it stops and parks the QP on its receive CQ: a consumer waiting for
+ * that CQ arms it (the provider's ibv_req_notify_cq enters the kernel),
+ * and that, the send doorbell or a query of the QP polls again. So a QP
+ * left in ERR costs nothing after a while, however many there are.
  */
-#define SROCE_ERR_POLL_MAX	(HZ / 10)
+#define SROCE_ERR_POLL_MAX	HZ
+#define SROCE_ERR_POLL_FOR	(10 * HZ)
+
+/* Park @qp on its receive CQ; caller holds its rq_lock. */
+static void sroce_rq_err_park(struct sroce_qp *qp, struct sroce_cq *rcq)
+{
+	unsigned long irqf;
+
+	lockdep_assert_held(&qp->rq_lock);
+	irqf = sroce_cq_lock(rcq);
+	if (list_empty(&qp->rq_parked))
+		list_add_tail(&qp->rq_parked, &rcq->parked);
+	sroce_cq_unlock(rcq, irqf);
+}
+
+static void sroce_rq_err_unpark(struct sroce_qp *qp, struct sroce_cq *rcq)
+{
+	unsigned long irqf = sroce_cq_lock(rcq);
+
+	list_del_init(&qp->rq_parked);
+	sroce_cq_unlock(rcq, irqf);
+}
+
+/**
+ * sroce_qp_cq_armed() - a consumer armed a CQ: wake the QPs parked on it
+ * @cq: the CQ
+ *
+ * Called after sroce_req_notify_cq(): the consumer is about to wait for
+ * this CQ, so a receive it posted to a QP in ERR must be flushed into it.
+ */
+void sroce_qp_cq_armed(struct sroce_cq *cq)
+{
+	struct sroce_qp *qp, *tmp;
+	unsigned long irqf;
+
+	/* Pairs with the one in sroce_rq_err_work(): see there. */
+	smp_mb();
+	if (list_empty(&cq->parked))
+		return;
+	irqf = sroce_cq_lock(cq);
+	list_for_each_entry_safe(qp, tmp, &cq->parked, rq_parked) {
+		list_del_init(&qp->rq_parked);
+		set_bit(SROCE_QP_RQ_KICK, &qp->flags);
+		mod_delayed_work(sroce_wq, &qp->rq_err_work, 0);
+	}
+	sroce_cq_unlock(cq, irqf);
+}
 
 static void sroce_rq_err_work(struct work_struct *w)
 {
 	struct sroce_qp *qp = container_of(to_delayed_work(w), struct sroce_qp,
 					   rq_err_work);
-	u32 cons;
+	struct sroce_cq *rcq = to_scq(qp->ibqp.recv_cq);
+	bool kick = test_and_clear_bit(SROCE_QP_RQ_KICK, &qp->flags);
+	u32 cons, prod;
 
 	spin_lock_bh(&qp->rq_lock);
-	if (qp->state == IB_QPS_ERR && !qp->dying) {
-		cons = qp->rq.cons;
-		sroce_rq_flush(qp);
-		if (cons != qp->rq.cons)
-			qp->rq_err_delay = 1;
-		else
-			qp->rq_err_delay = min_t(unsigned long,
-						 2 * qp->rq_err_delay,
-						 SROCE_ERR_POLL_MAX);
-		mod_delayed_work(sroce_wq, &qp->rq_err_work, qp->rq_err_delay);
+	if (kick) {
+		sroce_rq_err_unpark(qp, rcq);
+		qp->rq_err_delay = 1;
+		qp->rq_err_last = jiffies;
 	}
+	if (qp->state != IB_QPS_ERR || qp->dying)
+		goto out;
+	cons = qp->rq.cons;
+	prod = sroce_queue_user_prod(&qp->rq);
+	sroce_rq_flush(qp);
+	if (cons != qp->rq.cons) {
+		qp->rq_err_delay = 1;
+		qp->rq_err_last = jiffies;
+	} else if (time_after(jiffies, qp->rq_err_last + SROCE_ERR_POLL_FOR)) {
+		sroce_rq_err_park(qp, rcq);
+		/*
+		 * A receive posted after the flush above, then an arm that
+		 * found nothing parked: look once more. The barrier pairs with
+		 * the arm's: it sees this QP parked, or this sees the receive.
+		 */
+		smp_mb();
+		if (sroce_queue_user_prod(&qp->rq) == prod)
+			goto out;
+		sroce_rq_err_unpark(qp, rcq);
+		qp->rq_err_delay = 1;
+		qp->rq_err_last = jiffies;
+	} else {
+		qp->rq_err_delay = min_t(unsigned long, 2 * qp->rq_err_delay,
+					 SROCE_ERR_POLL_MAX);
+	}
+	mod_delayed_work(sroce_wq, &qp->rq_err_work, qp->rq_err_delay);
+out:
 	spin_unlock_bh(&qp->rq_lock);
+}
+
+/* A verb on a user QP in ERR: look at its RQ ring again soon. */
+static void sroce_rq_err_kick(struct sroce_qp *qp)
+{
+	if (qp->user && qp->rq.buf && READ_ONCE(qp->state) == IB_QPS_ERR &&
+	    !READ_ONCE(qp->dying)) {
+		set_bit(SROCE_QP_RQ_KICK, &qp->flags);
+		mod_delayed_work(sroce_wq, &qp->rq_err_work, 0);
+	}
 }
 
 static void sroce_tx_work(struct work_struct *w)
@@ -516,6 +599,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	spin_lock_init(&qp->rq_lock);
 	INIT_DELAYED_WORK(&qp->tx_work, sroce_tx_work);
 	INIT_DELAYED_WORK(&qp->rq_err_work, sroce_rq_err_work);
+	INIT_LIST_HEAD(&qp->rq_parked);
 	sroce_hrtimer_setup(&qp->timer, sroce_req_timer, CLOCK_MONOTONIC,
 			    HRTIMER_MODE_REL_SOFT);
 	qp->state = IB_QPS_RESET;
@@ -581,6 +665,9 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	gp = sroce_qp_unlist(sdev, qp);
 	hrtimer_cancel(&qp->timer);
 	cancel_delayed_work_sync(&qp->tx_work);
+	/* Off the CQ's list first: arming the CQ would queue the work. */
+	if (qp->user && qp->ibqp.recv_cq)
+		sroce_rq_err_unpark(qp, to_scq(qp->ibqp.recv_cq));
 	cancel_delayed_work_sync(&qp->rq_err_work);
 	sroce_qp_quiesce(qp, gp);
 	/* A receive path that ran last may have re-armed either. */
@@ -854,6 +941,7 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *a, int mask,
 	init->sq_sig_type = qp->sq_sig_all ? IB_SIGNAL_ALL_WR :
 					     IB_SIGNAL_REQ_WR;
 	init->port_num = 1;
+	sroce_rq_err_kick(qp);
 	return 0;
 }
 
@@ -982,6 +1070,7 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		sroce_qp_run(qp);
 		local_bh_enable();
 	}
+	sroce_rq_err_kick(qp);
 	return err;
 }
 

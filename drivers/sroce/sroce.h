@@ -186,6 +186,8 @@ struct sroce_cq {
 	struct sroce_queue	q;
 	u8			notify;		/* 0 or IB_CQ_SOLICITED/NEXT_COMP */
 	bool			user;
+	/* User QPs in ERR that stopped polling their RQ; under lock. */
+	struct list_head	parked;
 };
 
 struct sroce_ah {
@@ -471,6 +473,7 @@ enum {
 	SROCE_QP_ODP_BUSY_COMP,
 	SROCE_QP_ODP_BUSY_RESP,
 	SROCE_QP_ODP_BUSY_READ,
+	SROCE_QP_RQ_KICK,	/* a verb woke the ERR poll: poll as if new */
 };
 
 struct sroce_qp {
@@ -531,6 +534,8 @@ struct sroce_qp {
 	struct sroce_queue	rq;
 	struct delayed_work	rq_err_work;	/* flushes it while in ERR */
 	unsigned long		rq_err_delay;	/* its next period, jiffies */
+	unsigned long		rq_err_last;	/* jiffies it last flushed */
+	struct list_head	rq_parked;	/* on recv CQ's list, cq->lock */
 	u32			epsn;		/* expected PSN */
 	u32			msn;
 	u8			in_msg;		/* 0, or the op of a message in progress */
@@ -715,6 +720,8 @@ int sroce_poll_cq(struct ib_cq *ibcq, int n, struct ib_wc *wc);
 int sroce_cq_post(struct sroce_cq *cq, const union sroce_cqe *cqe,
 		  bool solicited);
 bool sroce_cq_arm_fires(u8 *notify, bool solicited);
+unsigned long sroce_cq_lock(struct sroce_cq *cq);
+void sroce_cq_unlock(struct sroce_cq *cq, unsigned long irqf);
 
 /* mr.c */
 int sroce_mr_access_ok(u64 mr_iova, u64 mr_len, int mr_access, u64 iova,
@@ -862,6 +869,7 @@ int sroce_qpn_alloc(struct sroce_dev *sdev, struct sroce_qp *qp, u32 *qpn);
 unsigned long sroce_qp_unlist(struct sroce_dev *sdev, struct sroce_qp *qp);
 void sroce_qp_quiesce(struct sroce_qp *qp, unsigned long gp);
 void sroce_qp_put(struct sroce_qp *qp);
+void sroce_qp_cq_armed(struct sroce_cq *cq);
 void sroce_qp_error(struct sroce_qp *qp);
 void sroce_qp_run(struct sroce_qp *qp);
 void sroce_qp_schedule(struct sroce_qp *qp, unsigned long delay);

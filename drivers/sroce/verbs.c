@@ -266,6 +266,14 @@ static const struct attribute_group sroce_attr_group = {
 	.attrs = sroce_attrs,
 };
 
+static int sroce_req_notify(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
+{
+	int ret = sroce_req_notify_cq(ibcq, flags);
+
+	sroce_qp_cq_armed(to_scq(ibcq));
+	return ret;
+}
+
 static const struct ib_device_ops sroce_dev_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_RXE,
@@ -312,7 +320,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.query_qp = sroce_query_qp,
 	.query_srq = sroce_query_srq,
 	.reg_user_mr = sroce_op_reg_user_mr,
-	.req_notify_cq = sroce_req_notify_cq,
+	.req_notify_cq = sroce_req_notify,
 	.SROCE_OP_RESIZE_CQ = sroce_op_resize_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_cq, sroce_cq, ibcq),

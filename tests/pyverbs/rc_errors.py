@@ -1284,6 +1284,53 @@ def recv_cq_overrun(env, cnt):
     cleanup(p, [la, rv])
 
 
+# The driver stops looking at the RQ ring of a QP left in ERR after this
+# long with nothing new (SROCE_ERR_POLL_FOR, 10 s, then up to 1 s to the
+# last poll), and looks again when the CQ is armed or the QP is used.
+PARK_SECS = 12.5
+
+
+def park():
+    """Wait until the driver stops polling an idle RQ ring; no verb may
+    touch the QP or its receive CQ meanwhile."""
+    time.sleep(PARK_SECS)
+
+
+@case
+def err_rq_parks(env):
+    # The rxe provider posts receives without entering the kernel, so the
+    # driver polls the RQ ring of a user QP in ERR to flush them; with many
+    # such QPs that polling must not go on forever. It stops after a while
+    # and starts again when a verb that reaches the kernel shows the
+    # consumer is waiting: arming the receive CQ, querying the QP.
+    t = '15 receives posted to a QP left in ERR'
+    p = Pair(env)
+    b = p.b
+    b.qp.modify(QPAttr(qp_state=e.IBV_QPS_ERR), e.IBV_QP_STATE)
+    post_recv(b, 0x150, [])
+    expect(t + ': one posted at once is flushed (polled)', b.rcq,
+           [(0x150, e.IBV_WC_WR_FLUSH_ERR)])
+    park()
+    post_recv(b, 0x151, [])
+    expect_none(t + ': after %g s idle the RQ is no longer polled' %
+                PARK_SECS, b.rcq, 2.5)
+    b.qp.query(e.IBV_QP_STATE)
+    expect(t + ': querying the QP flushes it', b.rcq,
+           [(0x151, e.IBV_WC_WR_FLUSH_ERR)])
+    park()
+    post_recv(b, 0x152, [])
+    post_recv(b, 0x153, [])
+    expect_none(t + ': parked again', b.rcq, 2.5)
+    b.rcq.req_notify()
+    expect(t + ': arming the receive CQ flushes both', b.rcq,
+           [(0x152, e.IBV_WC_WR_FLUSH_ERR), (0x153, e.IBV_WC_WR_FLUSH_ERR)])
+    post_recv(b, 0x154, [])
+    expect(t + ': polled again: the next is flushed unprompted', b.rcq,
+           [(0x154, e.IBV_WC_WR_FLUSH_ERR)])
+    state_check(t + ': the QP is still in ERR', b, e.IBV_QPS_ERR)
+    p.close()
+
+
 class Env:
     def __init__(self, dev, ip):
         self.dev = dev
@@ -1349,6 +1396,7 @@ def main():
     unreachable(env, cnt, args.blackhole, args.netdev)
     recv_too_small(env)
     recv_cq_overrun(env, cnt)
+    err_rq_parks(env)
     return env.finish('rc_errors.py', t0)
 
 
