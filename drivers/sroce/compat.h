@@ -11,6 +11,7 @@
 #define SROCE_COMPAT_H
 
 #include <linux/hrtimer.h>
+#include <linux/mm.h>
 #include <linux/slab.h>
 #include <rdma/ib_umem.h>
 #ifdef SROCE_ODP
@@ -33,6 +34,15 @@
 	EXPORT_SYMBOL_NS(sym, EXPORTED_FOR_KUNIT_TESTING)
 #else
 #define EXPORT_SYMBOL_IF_KUNIT(sym)
+#endif
+
+/* vm_area_struct.vm_flags is written through vm_flags_set() from 6.3. */
+#ifndef SROCE_HAVE_VM_FLAGS_SET
+static inline void vm_flags_set(struct vm_area_struct *vma,
+				vm_flags_t flags)
+{
+	vma->vm_flags |= flags;
+}
 #endif
 
 /* Typed allocation (7.x), which 7.x's checkpatch asks for. */

@@ -172,9 +172,9 @@ int sroce_odp_reg(struct sroce_mr *mr, struct ib_pd *pd, u64 start,
 		return PTR_ERR(odp);
 	mr->umem = &odp->umem;
 	mr->npages = ib_umem_odp_num_pages(odp);
-	mr->pages = kvcalloc(mr->npages, sizeof(*mr->pages), GFP_KERNEL);
+	mr->pages = kvcalloc(mr->npages, sizeof(*mr->pages), SROCE_GFP_USER);
 	mr->odp_writable = kvcalloc(BITS_TO_LONGS(mr->npages),
-				    sizeof(unsigned long), GFP_KERNEL);
+				    sizeof(unsigned long), SROCE_GFP_USER);
 	if (!mr->pages || !mr->odp_writable)
 		return -ENOMEM;
 	rwlock_init(&mr->odp_lock);

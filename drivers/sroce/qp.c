@@ -540,7 +540,8 @@ static int sroce_qp_queues(struct sroce_qp *qp, struct ib_qp_init_attr *init,
 			      max_t(size_t,
 				    c->max_send_sge * sizeof(struct ib_sge),
 				    c->max_inline_data), 8);
-	qp->swqe = kvcalloc(sg.num_slots, qp->swqe_size, GFP_KERNEL);
+	qp->swqe = kvcalloc(sg.num_slots, qp->swqe_size,
+			    uc ? SROCE_GFP_USER : GFP_KERNEL);
 	if (!qp->swqe)
 		return -ENOMEM;
 

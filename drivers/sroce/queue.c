@@ -10,11 +10,12 @@
  * reads back from the shared page, so a hostile process can corrupt only its
  * own view of the ring.
  *
- * Mappings use ib_core's rdma_user_mmap_entry cookies (per ucontext). The
- * buffer comes from vmalloc_user() and is mapped with remap_vmalloc_range(),
- * which takes a reference on every page: a mapping that outlives the object
- * keeps its pages, and the buffer is freed once both the object has dropped
- * its entry and no mmap() of it is in progress.
+ * Mappings use ib_core's rdma_user_mmap_entry cookies (per ucontext). A
+ * user's buffer comes from vmalloc charged to its memory cgroup and is
+ * mapped page by page with vm_insert_page(), which takes a reference on
+ * every page: a mapping that outlives the object keeps its pages, and the
+ * buffer is freed once both the object has dropped its entry and no mmap()
+ * of it is in progress.
  */
 #include <linux/log2.h>
 #include <linux/mm.h>
@@ -72,7 +73,13 @@ int sroce_queue_init(struct sroce_queue *q, struct ib_ucontext *uctx,
 	struct sroce_mmap *m = NULL;
 	int err;
 
-	q->buf = uctx ? vmalloc_user(g->buf_size) : vzalloc(g->buf_size);
+	/*
+	 * A user's ring stays as long as its process wants: charge it to
+	 * the process's memory cgroup, and fail quietly rather than call the
+	 * OOM killer or warn when the user asks for too much.
+	 */
+	q->buf = uctx ? __vmalloc(g->buf_size, SROCE_GFP_USER | __GFP_ZERO) :
+		 vzalloc(g->buf_size);
 	if (!q->buf)
 		return -ENOMEM;
 	q->buf_size = g->buf_size;
@@ -190,13 +197,25 @@ int sroce_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 {
 	struct rdma_user_mmap_entry *entry;
 	struct sroce_mmap *m;
-	int err;
+	unsigned long off;
+	int err = 0;
 
 	entry = rdma_user_mmap_entry_get(uctx, vma);
 	if (!entry)
 		return -EINVAL;
 	m = container_of(entry, struct sroce_mmap, entry);
-	err = remap_vmalloc_range(vma, m->buf, 0);
+	/*
+	 * Page by page: remap_vmalloc_range() wants a vmalloc_user() buffer,
+	 * which cannot be charged to a memory cgroup. ib_core checked that
+	 * the mapping is as long as the entry, so within the buffer's pages.
+	 */
+	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	for (off = 0; off < vma->vm_end - vma->vm_start; off += PAGE_SIZE) {
+		err = vm_insert_page(vma, vma->vm_start + off,
+				     vmalloc_to_page(m->buf + off));
+		if (err)
+			break;
+	}
 	rdma_user_mmap_entry_put(entry);
 	return err;
 }

@@ -54,6 +54,12 @@ enum sroce_limits {
 
 #define SROCE_MAX_MR_SIZE	BIT_ULL(40)
 /*
+ * What an unprivileged process makes the kernel hold for it (rings, the SQ
+ * shadow, MR page arrays) is charged to its memory cgroup; asking for too
+ * much fails with ENOMEM, without a warning or the OOM killer.
+ */
+#define SROCE_GFP_USER	(GFP_KERNEL_ACCOUNT | __GFP_NOWARN | __GFP_RETRY_MAYFAIL)
+/*
  * Key indices (24 bits): MRs take the lower half and memory windows the
  * upper half, so one look at a key tells which table to search, and an MW
  * rkey can never be used as an lkey.

@@ -128,6 +128,12 @@ timeout -k 5 300 "$PY" "$SROCE_TREE/tests/pyverbs/flush.py" sroce0 \
 timeout -k 5 300 "$PY" "$SROCE_TREE/tests/pyverbs/odp.py" sroce0 \
 	--ip "198.18.0.$((SROCE_VM_INDEX + 1))"
 [ $? -eq 0 ] || T_FAILED=$((T_FAILED + 1))
+# Rings, shadows and page arrays a user makes the kernel hold are charged
+# to its memory cgroup (the debug kernel is built without memory cgroups).
+if [ "$SROCE_KERNEL" != debug ]; then
+	timeout -k 5 300 "$PY" "$SROCE_TREE/tests/pyverbs/memcg.py" sroce0
+	[ $? -eq 0 ] || T_FAILED=$((T_FAILED + 1))
+fi
 
 rdma_core_suite sroce0
 t "no user PD, CQ or MR left in the kernel" bash -c '[ -z "$(rdma resource show pd dev sroce0; rdma resource show cq dev sroce0; rdma resource show mr dev sroce0)" ] || ! { rdma resource show pd dev sroce0; rdma resource show cq dev sroce0; rdma resource show mr dev sroce0; } | grep -v "comm \["'
