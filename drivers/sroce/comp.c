@@ -113,18 +113,26 @@ static u32 sroce_rd_expect(struct sroce_qp *qp, struct sroce_swqe *w)
 	return sroce_psn_add(w->first_psn, w->rd_done / qp->pmtu);
 }
 
-/*
- * Everything up to @psn has arrived: complete what that covers. With
- * @implied, reaching past a READ that has not finished means its responses
- * were lost, and the requester goes back for them.
+/**
+ * sroce_comp_ack() - everything up to @psn has arrived
+ * @qp: the QP; caller holds sq_lock
+ * @psn: the newest PSN acknowledged
+ * @implied: an ACK, not a response: reaching past a READ (or atomic) that
+ *	     has not finished means its responses were lost
+ *
+ * Completes the WQEs @psn covers, in order, and moves una_psn up to the
+ * first PSN still unanswered, never past req_psn. With @implied, a READ
+ * left behind sends the requester back for it, once until a response
+ * arrives in order (qp->rd_gap).
  *
  * Return: -EBUSY on a CQ overflow (the QP must go to ERR), else 0.
  */
-static int sroce_comp_ack(struct sroce_qp *qp, u32 psn, bool implied)
+int sroce_comp_ack(struct sroce_qp *qp, u32 psn, bool implied)
 {
 	u32 old = qp->una_psn, next = sroce_psn_add(psn, 1);
 	int err = 0;
 
+	lockdep_assert_held(&qp->sq_lock);
 	while (qp->sq.cons != qp->sq_head) {
 		struct sroce_swqe *w = sroce_swqe(qp, qp->sq.cons);
 
@@ -167,6 +175,7 @@ complete:
 	}
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(sroce_comp_ack);
 
 /* The oldest WQE if it waits for a response, else NULL. */
 static struct sroce_swqe *sroce_comp_waiting(struct sroce_qp *qp)

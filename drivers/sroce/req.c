@@ -363,11 +363,17 @@ void sroce_req_arm_timer(struct sroce_qp *qp)
  * sroce_req_rewind() - go back to @psn and send everything from there again
  * @qp: the QP; caller holds sq_lock
  * @psn: the oldest PSN to send again
+ *
+ * The requester's position (req_cur, req_off, req_psn) moves to the packet
+ * at @psn, or to the first one of the oldest WQE not completed if @psn is
+ * older; a READ is asked again only from its first byte not placed. A
+ * @psn beyond every WQE started changes nothing.
  */
 void sroce_req_rewind(struct sroce_qp *qp, u32 psn)
 {
 	u32 i;
 
+	lockdep_assert_held(&qp->sq_lock);
 	for (i = qp->sq.cons; i != qp->sq_head;
 	     i = sroce_q_next(i, qp->sq.index_mask)) {
 		struct sroce_swqe *w = sroce_swqe(qp, i);
@@ -398,6 +404,7 @@ void sroce_req_rewind(struct sroce_qp *qp, u32 psn)
 		return;
 	}
 }
+EXPORT_SYMBOL_IF_KUNIT(sroce_req_rewind);
 
 /**
  * sroce_rd_chunk_pkts() - response packets per READ request on the wire
