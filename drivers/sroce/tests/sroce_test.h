@@ -14,6 +14,7 @@ extern struct kunit_suite sroce_icrc_suite;
 extern struct kunit_suite sroce_req_suite;
 extern struct kunit_suite sroce_resp_suite;
 extern struct kunit_suite sroce_comp_suite;
+extern struct kunit_suite sroce_compqp_suite;
 extern struct kunit_suite sroce_qpfsm_suite;
 
 #endif

@@ -1,0 +1,570 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit: the RC completer and the requester's go-back-N on a fake QP: a
+ * send queue of WQEs left as the requester leaves them once sent, ACKs fed
+ * to sroce_comp_ack() as the receive path does, sroce_req_rewind() as the
+ * NAK, timeout and transmit paths call it, and a real kernel CQ to see
+ * what completes, in which order. PSNs and ring slots wrap.
+ */
+#include <kunit/test.h>
+#include <linux/percpu.h>
+
+#include "../sroce.h"
+#include "sroce_test.h"
+
+#define FQ_PMTU		1024
+#define FQ_QPN		0x11
+#define FQ_RETRY	7
+#define FQ_RNR_RETRY	6
+
+struct fq {
+	struct sroce_dev *sdev;
+	struct sroce_cq *cq;
+	struct sroce_qp *qp;
+};
+
+static int fq_init(struct kunit *test)
+{
+	struct ib_cq_init_attr attr = { .cqe = 16 };
+	struct sroce_queue_geom g;
+	struct sroce_qp *qp;
+	struct fq *fx;
+
+	fx = kunit_kzalloc(test, sizeof(*fx), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, fx);
+	test->priv = fx;
+	fx->sdev = kunit_kzalloc(test, sizeof(*fx->sdev), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, fx->sdev);
+	fx->sdev->cnt = alloc_percpu(struct sroce_counters);
+	KUNIT_ASSERT_NOT_NULL(test, fx->sdev->cnt);
+
+	fx->cq = kunit_kzalloc(test, sizeof(*fx->cq), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, fx->cq);
+	fx->cq->ibcq.device = &fx->sdev->ib;
+	KUNIT_ASSERT_EQ(test, sroce_create_cq(&fx->cq->ibcq, &attr, NULL), 0);
+
+	/* Only what the completer and the rewind touch. */
+	qp = kunit_kzalloc(test, sizeof(*qp), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, qp);
+	fx->qp = qp;
+	qp->sdev = fx->sdev;
+	qp->ibqp.qp_type = IB_QPT_RC;
+	qp->ibqp.qp_num = FQ_QPN;
+	qp->ibqp.send_cq = &fx->cq->ibcq;
+	qp->pmtu = FQ_PMTU;
+	qp->retry_cnt = FQ_RETRY;
+	qp->rnr_retry = FQ_RNR_RETRY;
+	/* No ACK timer: sroce_req_arm_timer() leaves qp->timer alone. */
+	qp->timer_ns = 0;
+	spin_lock_init(&qp->sq_lock);
+	KUNIT_ASSERT_EQ(test, sroce_queue_geom(7, sizeof(struct rxe_send_wqe),
+					       SROCE_MAX_QP_WR, &g), 0);
+	KUNIT_ASSERT_EQ(test, sroce_queue_init(&qp->sq, NULL, &g), 0);
+	qp->swqe_size = ALIGN(sizeof(struct sroce_swqe), 8);
+	qp->swqe = kunit_kcalloc(test, g.num_slots, qp->swqe_size, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, qp->swqe);
+	return 0;
+}
+
+/* Also after a failed init: undo only what was done. */
+static void fq_exit(struct kunit *test)
+{
+	struct fq *fx = test->priv;
+
+	if (!fx)
+		return;
+	if (fx->qp)
+		sroce_queue_free(&fx->qp->sq);
+	if (fx->cq && fx->cq->q.buf)
+		sroce_destroy_cq(&fx->cq->ibcq, NULL);
+	if (fx->sdev)
+		free_percpu(fx->sdev->cnt);
+}
+
+static u64 fq_counter(struct fq *fx, enum sroce_counter c)
+{
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += per_cpu_ptr(fx->sdev->cnt, cpu)->c[c];
+	return sum;
+}
+
+/* An empty send queue at ring slot @slot, the next PSN @psn. */
+static void fq_start(struct sroce_qp *qp, u32 slot, u32 psn)
+{
+	slot &= qp->sq.index_mask;
+	qp->sq.cons = slot;
+	qp->sq.prod = slot;
+	qp->sq_head = slot;
+	qp->req_cur = slot;
+	qp->req_off = 0;
+	qp->una_psn = psn;
+	qp->req_psn = psn;
+	qp->req_max_psn = psn;
+	qp->cwnd = 0;
+	qp->retry_left = FQ_RETRY;
+	qp->rnr_left = FQ_RNR_RETRY;
+}
+
+/* A WQE copied out of the ring, not looked at by the requester yet. */
+static struct sroce_swqe *fq_queue(struct sroce_qp *qp, u64 wr_id, u32 opcode,
+				   u32 length)
+{
+	struct sroce_swqe *w = sroce_swqe(qp, qp->sq_head);
+
+	memset(w, 0, qp->swqe_size);
+	w->wr_id = wr_id;
+	w->opcode = opcode;
+	w->flags = IB_SEND_SIGNALED;
+	w->length = length;
+	qp->sq_head = sroce_q_next(qp->sq_head, qp->sq.index_mask);
+	qp->sq.prod = qp->sq_head;
+	return w;
+}
+
+/*
+ * A WQE of @npkts packets from @psn, every one sent once, as
+ * sroce_req_build() leaves it; the requester is past it.
+ */
+static struct sroce_swqe *fq_sent(struct sroce_qp *qp, u64 wr_id, u32 opcode,
+				  u32 psn, u32 npkts)
+{
+	struct sroce_swqe *w = fq_queue(qp, wr_id, opcode, npkts * FQ_PMTU);
+
+	w->started = 1;
+	w->sent = 1;
+	w->first_psn = psn;
+	w->last_psn = sroce_psn_add(psn, npkts - 1);
+	if (opcode == IB_WR_RDMA_READ) {
+		w->rd_chunk = sroce_rd_chunk_pkts(qp->max_rd_atomic) * FQ_PMTU;
+		w->rd_reqs = 1;
+		qp->rd_outstanding++;
+	}
+	qp->req_cur = qp->sq_head;
+	qp->req_off = 0;
+	qp->req_psn = sroce_psn_add(psn, npkts);
+	qp->req_max_psn = qp->req_psn;
+	return w;
+}
+
+/* A local WQE the requester executed: it has no PSNs (sroce_req_local()). */
+static struct sroce_swqe *fq_local(struct sroce_qp *qp, u64 wr_id)
+{
+	struct sroce_swqe *w = fq_queue(qp, wr_id, IB_WR_LOCAL_INV, 0);
+
+	w->started = 1;
+	w->sent = 1;
+	w->done = 1;
+	w->first_psn = qp->req_psn;
+	w->last_psn = sroce_psn_add(qp->req_psn, -1);
+	qp->req_cur = qp->sq_head;
+	return w;
+}
+
+/* The calls under sq_lock, as the driver makes them (lockdep checks). */
+static int fq_ack(struct sroce_qp *qp, u32 psn, bool implied)
+{
+	int err;
+
+	spin_lock_bh(&qp->sq_lock);
+	err = sroce_comp_ack(qp, psn, implied);
+	spin_unlock_bh(&qp->sq_lock);
+	return err;
+}
+
+static void fq_rewind(struct sroce_qp *qp, u32 psn)
+{
+	spin_lock_bh(&qp->sq_lock);
+	sroce_req_rewind(qp, psn);
+	spin_unlock_bh(&qp->sq_lock);
+}
+
+/* The next completion on the send CQ is @wr_id's, successful. */
+static void fq_wc(struct kunit *test, struct fq *fx, u64 wr_id,
+		  enum ib_wc_opcode opcode, u32 byte_len)
+{
+	struct ib_wc wc;
+
+	KUNIT_ASSERT_EQ_MSG(test, sroce_poll_cq(&fx->cq->ibcq, 1, &wc), 1,
+			    "no completion for wr_id %llu", wr_id);
+	KUNIT_EXPECT_EQ(test, wc.wr_id, wr_id);
+	KUNIT_EXPECT_EQ_MSG(test, wc.status, IB_WC_SUCCESS, "wr_id %llu",
+			    wr_id);
+	KUNIT_EXPECT_EQ_MSG(test, wc.opcode, opcode, "wr_id %llu", wr_id);
+	KUNIT_EXPECT_EQ_MSG(test, wc.byte_len, byte_len, "wr_id %llu", wr_id);
+	KUNIT_EXPECT_PTR_EQ(test, wc.qp, &fx->qp->ibqp);
+}
+
+static void fq_no_wc(struct kunit *test, struct fq *fx)
+{
+	struct ib_wc wc;
+
+	KUNIT_EXPECT_EQ(test, sroce_poll_cq(&fx->cq->ibcq, 1, &wc), 0);
+}
+
+/* One ACK covers several WQEs; one WQE takes several ACKs. */
+static void compqp_ack_coalesce(struct kunit *test)
+{
+	struct fq *fx = test->priv;
+	struct sroce_qp *qp = fx->qp;
+
+	fq_start(qp, 0, 10);
+	fq_sent(qp, 1, IB_WR_SEND, 10, 3);
+	fq_sent(qp, 2, IB_WR_SEND, 13, 1);
+	fq_sent(qp, 3, IB_WR_SEND, 14, 2);
+	KUNIT_ASSERT_EQ(test, qp->req_psn, 16U);
+	/* A window cut by a timeout, retries partly used. */
+	qp->cwnd = SROCE_WINDOW_MIN;
+	qp->retry_left = 1;
+	qp->rnr_left = 0;
+
+	/* Inside the first WQE: progress, nothing complete. */
+	KUNIT_EXPECT_EQ(test, fq_ack(qp, 11, true), 0);
+	KUNIT_EXPECT_EQ(test, qp->una_psn, 12U);
+	KUNIT_EXPECT_EQ(test, qp->sq.cons, 0U);
+	fq_no_wc(test, fx);
+	KUNIT_EXPECT_EQ(test, qp->cwnd, SROCE_WINDOW_MIN + 2);
+	KUNIT_EXPECT_EQ(test, qp->retry_left, FQ_RETRY);
+	KUNIT_EXPECT_EQ(test, qp->rnr_left, FQ_RNR_RETRY);
+
+	/* 13 covers the first two exactly. */
+	KUNIT_EXPECT_EQ(test, fq_ack(qp, 13, true), 0);
+	KUNIT_EXPECT_EQ(test, qp->una_psn, 14U);
+	KUNIT_EXPECT_EQ(test, qp->sq.cons, 2U);
+	KUNIT_EXPECT_EQ(test, qp->sq.buf->consumer_index, 2U);
+	fq_wc(test, fx, 1, IB_WC_SEND, 3 * FQ_PMTU);
+	fq_wc(test, fx, 2, IB_WC_SEND, FQ_PMTU);
+	fq_no_wc(test, fx);
+	KUNIT_EXPECT_EQ(test, qp->cwnd, SROCE_WINDOW_MIN + 4);
+
+	KUNIT_EXPECT_EQ(test, fq_ack(qp, 15, true), 0);
+	KUNIT_EXPECT_EQ(test, qp->una_psn, 16U);
+	KUNIT_EXPECT_EQ(test, qp->sq.cons, qp->sq_head);
+	fq_wc(test, fx, 3, IB_WC_SEND, 2 * FQ_PMTU);
+	fq_no_wc(test, fx);
+	KUNIT_EXPECT_EQ(test, qp->req_psn, 16U);
+}
+
+/*
+ * WQEs across the 24-bit PSN wrap, in ring slots across the ring's wrap;
+ * a stale or duplicate ACK completes nothing and moves nothing back.
+ */
+static void compqp_ack_psn_wrap(struct kunit *test)
+{
+	struct fq *fx = test->priv;
+	struct sroce_qp *qp = fx->qp;
+	struct sroce_swqe *c;
+
+	fq_start(qp, 6, 0xfffffe);
+	fq_sent(qp, 1, IB_WR_SEND, 0xfffffe, 2);
+	fq_sent(qp, 2, IB_WR_RDMA_WRITE, 0x000000, 1);
+	c = fq_sent(qp, 3, IB_WR_SEND, 0x000001, 2);
+	KUNIT_ASSERT_EQ(test, c->last_psn, 2U);
+	KUNIT_ASSERT_EQ(test, qp->req_psn, 3U);
+
+	KUNIT_EXPECT_EQ(test, fq_ack(qp, 0xffffff, true), 0);
+	KUNIT_EXPECT_EQ(test, qp->una_psn, 0U);
+	KUNIT_EXPECT_EQ(test, qp->sq.cons, 7U);
+	fq_wc(test, fx, 1, IB_WC_SEND, 2 * FQ_PMTU);
+
+	KUNIT_EXPECT_EQ(test, fq_ack(qp, 0x000000, true), 0);
+	KUNIT_EXPECT_EQ(test, qp->una_psn, 1U);
+	KUNIT_EXPECT_EQ(test, qp->sq.cons, 0U);
+	fq_wc(test, fx, 2, IB_WC_RDMA_WRITE, FQ_PMTU);
+	fq_no_wc(test, fx);
+
+	/* Older and duplicate ACKs, reordered: no progress, no reset. */
+	qp->retry_left = 2;
+	KUNIT_EXPECT_EQ(test, fq_ack(qp, 0xfffffe, true), 0);
+	KUNIT_EXPECT_EQ(test, fq_ack(qp, 0xffffff, true), 0);
+	KUNIT_EXPECT_EQ(test, fq_ack(qp, 0x000000, true), 0);
+	KUNIT_EXPECT_EQ(test, qp->una_psn, 1U);
+	KUNIT_EXPECT_EQ(test, qp->sq.cons, 0U);
+	KUNIT_EXPECT_EQ(test, qp->retry_left, 2);
+	fq_no_wc(test, fx);
+
+	KUNIT_EXPECT_EQ(test, fq_ack(qp, 0x000002, true), 0);
+	KUNIT_EXPECT_EQ(test, qp->una_psn, 3U);
+	KUNIT_EXPECT_EQ(test, qp->sq.cons, 1U);
+	fq_wc(test, fx, 3, IB_WC_SEND, 2 * FQ_PMTU);
+	fq_no_wc(test, fx);
+}
+
+/*
+ * An ACK past a READ whose responses stopped coming: they were lost, the
+ * requester goes back for the rest (once), and the READ and what follows
+ * it complete only once the responses are in.
+ */
+static void compqp_implied_nak(struct kunit *test)
+{
+	struct fq *fx = test->priv;
+	struct sroce_qp *qp = fx->qp;
+	struct sroce_swqe *r;
+
+	fq_start(qp, 0, 99);
+	fq_sent(qp, 1, IB_WR_SEND, 99, 1);
+	r = fq_sent(qp, 2, IB_WR_RDMA_READ, 100, 4);
+	fq_sent(qp, 3, IB_WR_SEND, 104, 1);
+	KUNIT_ASSERT_EQ(test, qp->rd_outstanding, 1U);
+
+	/* Short of the READ: an ordinary ACK. */
+	KUNIT_EXPECT_EQ(test, fq_ack(qp, 99, true), 0);
+	fq_wc(test, fx, 1, IB_WC_SEND, FQ_PMTU);
+	KUNIT_EXPECT_FALSE(test, qp->rd_gap);
+	KUNIT_EXPECT_EQ(test, qp->una_psn, 100U);
+	KUNIT_EXPECT_EQ(test, qp->req_psn, 105U);
+
+	/* The first response placed, as sroce_comp_read_resp() does. */
+	r->rd_done = FQ_PMTU;
+	KUNIT_EXPECT_EQ(test, fq_ack(qp, 100, false), 0);
+	KUNIT_EXPECT_EQ(test, qp->una_psn, 101U);
+	KUNIT_EXPECT_EQ(test, qp->req_psn, 105U);
+
+	/* The SEND's ACK: 101..103 are not coming. */
+	KUNIT_EXPECT_EQ(test, fq_ack(qp, 104, true), 0);
+	KUNIT_EXPECT_TRUE(test, qp->rd_gap);
+	KUNIT_EXPECT_EQ(test, qp->req_cur, 1U);
+	KUNIT_EXPECT_EQ(test, qp->req_off, FQ_PMTU);
+	KUNIT_EXPECT_EQ(test, qp->req_psn, 101U);
+	KUNIT_EXPECT_EQ(test, qp->una_psn, 101U);
+	KUNIT_EXPECT_EQ(test, qp->sq.cons, 1U);
+	KUNIT_EXPECT_EQ(test, fq_counter(fx, SROCE_CNT_RX_OUT_OF_SEQ), 1);
+	fq_no_wc(test, fx);
+
+	/* Asked again; the ACK again (duplicate SEND) goes back no more. */
+	qp->req_cur = qp->sq_head;
+	qp->req_off = 0;
+	qp->req_psn = 105;
+	KUNIT_EXPECT_EQ(test, fq_ack(qp, 104, true), 0);
+	KUNIT_EXPECT_EQ(test, qp->req_cur, qp->sq_head);
+	KUNIT_EXPECT_EQ(test, qp->req_psn, 105U);
+	KUNIT_EXPECT_EQ(test, qp->una_psn, 101U);
+	KUNIT_EXPECT_EQ(test, fq_counter(fx, SROCE_CNT_RX_OUT_OF_SEQ), 1);
+	fq_no_wc(test, fx);
+
+	/* The rest placed in order: READ, then the SEND behind it. */
+	r->rd_done = r->length;
+	r->rd_answered = 1;
+	qp->rd_outstanding--;
+	r->done = 1;
+	qp->rd_gap = false;
+	KUNIT_EXPECT_EQ(test, fq_ack(qp, 103, false), 0);
+	KUNIT_EXPECT_EQ(test, qp->una_psn, 104U);
+	fq_wc(test, fx, 2, IB_WC_RDMA_READ, 4 * FQ_PMTU);
+	fq_no_wc(test, fx);
+	KUNIT_EXPECT_EQ(test, fq_ack(qp, 104, true), 0);
+	KUNIT_EXPECT_EQ(test, qp->una_psn, 105U);
+	fq_wc(test, fx, 3, IB_WC_SEND, FQ_PMTU);
+	KUNIT_EXPECT_EQ(test, qp->sq.cons, qp->sq_head);
+	KUNIT_EXPECT_EQ(test, qp->rd_outstanding, 0U);
+	KUNIT_EXPECT_FALSE(test, qp->rd_gap);
+}
+
+/*
+ * Go-back-N to a packet inside a multi-packet WQE, past a local WQE (no
+ * packets), to before the oldest WQE, and beyond anything sent.
+ */
+static void compqp_rewind(struct kunit *test)
+{
+	struct fq *fx = test->priv;
+	struct sroce_qp *qp = fx->qp;
+
+	fq_start(qp, 0, 200);
+	fq_sent(qp, 1, IB_WR_SEND, 200, 4);
+	fq_local(qp, 2);
+	fq_sent(qp, 3, IB_WR_RDMA_WRITE, 204, 2);
+	fq_queue(qp, 4, IB_WR_SEND, FQ_PMTU);
+	KUNIT_ASSERT_EQ(test, qp->req_cur, 3U);
+	KUNIT_ASSERT_EQ(test, qp->req_psn, 206U);
+
+	fq_rewind(qp, 202);
+	KUNIT_EXPECT_EQ(test, qp->req_cur, 0U);
+	KUNIT_EXPECT_EQ(test, qp->req_off, 2 * FQ_PMTU);
+	KUNIT_EXPECT_EQ(test, qp->req_psn, 202U);
+
+	fq_rewind(qp, 205);
+	KUNIT_EXPECT_EQ(test, qp->req_cur, 2U);
+	KUNIT_EXPECT_EQ(test, qp->req_off, FQ_PMTU);
+	KUNIT_EXPECT_EQ(test, qp->req_psn, 205U);
+
+	fq_rewind(qp, 204);
+	KUNIT_EXPECT_EQ(test, qp->req_cur, 2U);
+	KUNIT_EXPECT_EQ(test, qp->req_off, 0U);
+	KUNIT_EXPECT_EQ(test, qp->req_psn, 204U);
+
+	/* Older than anything outstanding: from the oldest WQE's start. */
+	fq_rewind(qp, 150);
+	KUNIT_EXPECT_EQ(test, qp->req_cur, 0U);
+	KUNIT_EXPECT_EQ(test, qp->req_off, 0U);
+	KUNIT_EXPECT_EQ(test, qp->req_psn, 200U);
+
+	/* Not sent yet: the requester stays where it is. */
+	qp->req_cur = 3;
+	qp->req_psn = 206;
+	fq_rewind(qp, 206);
+	KUNIT_EXPECT_EQ(test, qp->req_cur, 3U);
+	KUNIT_EXPECT_EQ(test, qp->req_off, 0U);
+	KUNIT_EXPECT_EQ(test, qp->req_psn, 206U);
+
+	/* A rewind completes nothing; an ACK takes the local WQE along. */
+	KUNIT_EXPECT_EQ(test, qp->sq.cons, 0U);
+	fq_no_wc(test, fx);
+	KUNIT_EXPECT_EQ(test, fq_ack(qp, 203, true), 0);
+	fq_wc(test, fx, 1, IB_WC_SEND, 4 * FQ_PMTU);
+	fq_wc(test, fx, 2, IB_WC_LOCAL_INV, 0);
+	fq_no_wc(test, fx);
+	KUNIT_EXPECT_EQ(test, qp->sq.cons, 2U);
+	KUNIT_EXPECT_EQ(test, qp->una_psn, 204U);
+}
+
+/* The byte offset of a packet counts PSNs across the 24-bit wrap. */
+static void compqp_rewind_psn_wrap(struct kunit *test)
+{
+	struct fq *fx = test->priv;
+	struct sroce_qp *qp = fx->qp;
+
+	fq_start(qp, 5, 0xfffffe);
+	fq_sent(qp, 1, IB_WR_RDMA_WRITE, 0xfffffe, 4);
+	fq_sent(qp, 2, IB_WR_SEND, 0x000002, 1);
+	KUNIT_ASSERT_EQ(test, qp->req_psn, 3U);
+
+	fq_rewind(qp, 0x000001);
+	KUNIT_EXPECT_EQ(test, qp->req_cur, 5U);
+	KUNIT_EXPECT_EQ(test, qp->req_off, 3 * FQ_PMTU);
+	KUNIT_EXPECT_EQ(test, qp->req_psn, 1U);
+
+	fq_rewind(qp, 0x000002);
+	KUNIT_EXPECT_EQ(test, qp->req_cur, 6U);
+	KUNIT_EXPECT_EQ(test, qp->req_off, 0U);
+	KUNIT_EXPECT_EQ(test, qp->req_psn, 2U);
+
+	fq_rewind(qp, 0xfffffd);
+	KUNIT_EXPECT_EQ(test, qp->req_cur, 5U);
+	KUNIT_EXPECT_EQ(test, qp->req_off, 0U);
+	KUNIT_EXPECT_EQ(test, qp->req_psn, 0xfffffeU);
+}
+
+/* A READ is asked again only from its first response not placed. */
+static void compqp_rewind_read(struct kunit *test)
+{
+	struct fq *fx = test->priv;
+	struct sroce_qp *qp = fx->qp;
+	struct sroce_swqe *r;
+
+	fq_start(qp, 0, 300);
+	r = fq_sent(qp, 1, IB_WR_RDMA_READ, 300, 8);
+	fq_sent(qp, 2, IB_WR_SEND, 308, 1);
+	r->rd_done = 3 * FQ_PMTU;
+
+	fq_rewind(qp, 305);
+	KUNIT_EXPECT_EQ(test, qp->req_cur, 0U);
+	KUNIT_EXPECT_EQ(test, qp->req_off, 3 * FQ_PMTU);
+	KUNIT_EXPECT_EQ(test, qp->req_psn, 303U);
+
+	qp->req_cur = 2;
+	qp->req_psn = 309;
+	fq_rewind(qp, 301);
+	KUNIT_EXPECT_EQ(test, qp->req_cur, 0U);
+	KUNIT_EXPECT_EQ(test, qp->req_off, 3 * FQ_PMTU);
+	KUNIT_EXPECT_EQ(test, qp->req_psn, 303U);
+
+	/* The SEND after it, by itself. */
+	fq_rewind(qp, 308);
+	KUNIT_EXPECT_EQ(test, qp->req_cur, 1U);
+	KUNIT_EXPECT_EQ(test, qp->req_off, 0U);
+	KUNIT_EXPECT_EQ(test, qp->req_psn, 308U);
+}
+
+/*
+ * After a rewind, una_psn never passes req_psn, even for ACKs of the
+ * packets sent before it; an ACK for all of them completes the WQEs the
+ * requester was about to send again, and it skips them.
+ */
+static void compqp_ack_clamp(struct kunit *test)
+{
+	struct fq *fx = test->priv;
+	struct sroce_qp *qp = fx->qp;
+
+	fq_start(qp, 0, 200);
+	fq_sent(qp, 1, IB_WR_SEND, 200, 4);
+	fq_sent(qp, 2, IB_WR_SEND, 204, 2);
+	/* The ACK timer: back to the oldest unacknowledged PSN. */
+	fq_rewind(qp, 200);
+	KUNIT_ASSERT_EQ(test, qp->req_psn, 200U);
+	qp->retry_left = 3;
+
+	/* The first transmission's ACK, late: nothing may count. */
+	KUNIT_EXPECT_EQ(test, fq_ack(qp, 201, true), 0);
+	KUNIT_EXPECT_EQ(test, qp->una_psn, 200U);
+	KUNIT_EXPECT_EQ(test, qp->retry_left, 3);
+	KUNIT_EXPECT_EQ(test, qp->sq.cons, 0U);
+
+	/* 200..202 sent again: now the same ACK moves una_psn. */
+	qp->req_psn = 203;
+	qp->req_off = 3 * FQ_PMTU;
+	KUNIT_EXPECT_EQ(test, fq_ack(qp, 201, true), 0);
+	KUNIT_EXPECT_EQ(test, qp->una_psn, 202U);
+	KUNIT_EXPECT_EQ(test, qp->retry_left, FQ_RETRY);
+	fq_no_wc(test, fx);
+
+	/* Everything of the first transmission arrived after all. */
+	KUNIT_EXPECT_EQ(test, fq_ack(qp, 205, true), 0);
+	fq_wc(test, fx, 1, IB_WC_SEND, 4 * FQ_PMTU);
+	fq_wc(test, fx, 2, IB_WC_SEND, 2 * FQ_PMTU);
+	fq_no_wc(test, fx);
+	KUNIT_EXPECT_EQ(test, qp->una_psn, 206U);
+	KUNIT_EXPECT_EQ(test, qp->req_psn, 206U);
+	KUNIT_EXPECT_EQ(test, qp->req_cur, qp->sq_head);
+	KUNIT_EXPECT_EQ(test, qp->req_off, 0U);
+}
+
+/*
+ * An unsignaled WQE completes without a CQE; a CQE that does not fit
+ * fails the ACK (the QP then goes to ERR).
+ */
+static void compqp_ack_unsignaled_overflow(struct kunit *test)
+{
+	struct fq *fx = test->priv;
+	struct sroce_qp *qp = fx->qp;
+	struct sroce_swqe *w;
+	union sroce_cqe e = {};
+	int i;
+
+	fq_start(qp, 0, 40);
+	w = fq_sent(qp, 1, IB_WR_SEND, 40, 1);
+	w->flags = 0;
+	fq_sent(qp, 2, IB_WR_SEND, 41, 1);
+	fq_sent(qp, 3, IB_WR_SEND, 42, 1);
+
+	KUNIT_EXPECT_EQ(test, fq_ack(qp, 41, true), 0);
+	KUNIT_EXPECT_EQ(test, qp->sq.cons, 2U);
+	fq_wc(test, fx, 2, IB_WC_SEND, FQ_PMTU);
+	fq_no_wc(test, fx);
+
+	for (i = 0; i < fx->cq->ibcq.cqe; i++)
+		KUNIT_ASSERT_EQ(test, sroce_cq_post(fx->cq, &e, false), 0);
+	KUNIT_EXPECT_EQ(test, fq_ack(qp, 42, true), -EBUSY);
+	KUNIT_EXPECT_EQ(test, fq_counter(fx, SROCE_CNT_CQ_OVERFLOW), 1);
+}
+
+static struct kunit_case compqp_cases[] = {
+	KUNIT_CASE(compqp_ack_coalesce),
+	KUNIT_CASE(compqp_ack_psn_wrap),
+	KUNIT_CASE(compqp_implied_nak),
+	KUNIT_CASE(compqp_rewind),
+	KUNIT_CASE(compqp_rewind_psn_wrap),
+	KUNIT_CASE(compqp_rewind_read),
+	KUNIT_CASE(compqp_ack_clamp),
+	KUNIT_CASE(compqp_ack_unsignaled_overflow),
+	{}
+};
+
+/* One word after "sroce_": check.sh tells suites from cases that way. */
+struct kunit_suite sroce_compqp_suite = {
+	.name = "sroce_compqp",
+	.init = fq_init,
+	.exit = fq_exit,
+	.test_cases = compqp_cases,
+};
