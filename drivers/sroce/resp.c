@@ -735,7 +735,7 @@ static int sroce_resp_execute(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	qp->nak_seq = false;
 	if (op == SROCE_OP_READ_REQ) {
 		qp->epsn = sroce_psn_add(pkt->psn,
-					 sroce_req_npkts(op,
+					 sroce_req_npkts(IB_WR_RDMA_READ,
 							 sroce_reth_len(&pkt->reth),
 							 qp->pmtu));
 	} else if (sroce_opcode_is_atomic(op)) {

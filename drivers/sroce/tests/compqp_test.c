@@ -549,6 +549,40 @@ static void compqp_ack_unsignaled_overflow(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, fq_counter(fx, SROCE_CNT_CQ_OVERFLOW), 1);
 }
 
+/*
+ * An atomic is one packet, though its WQE's length is that of the local
+ * buffer for the result: a rewind to the packet after it lands on the
+ * next WQE, not inside the atomic (which would then run twice).
+ */
+static void compqp_rewind_atomic(struct kunit *test)
+{
+	struct fq *fx = test->priv;
+	struct sroce_qp *qp = fx->qp;
+	static const u32 ops[] = {
+		IB_WR_ATOMIC_CMP_AND_SWP, IB_WR_ATOMIC_FETCH_AND_ADD,
+	};
+	struct sroce_swqe *a;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(ops); i++) {
+		fq_start(qp, 0, 500);
+		a = fq_sent(qp, 1, ops[i], 500, 1);
+		a->length = 4 * FQ_PMTU;
+		fq_sent(qp, 2, IB_WR_SEND, 501, 1);
+		fq_sent(qp, 3, IB_WR_SEND, 502, 1);
+
+		fq_rewind(qp, 501);
+		KUNIT_EXPECT_EQ_MSG(test, qp->req_cur, 1U, "op %u", ops[i]);
+		KUNIT_EXPECT_EQ_MSG(test, qp->req_off, 0U, "op %u", ops[i]);
+		KUNIT_EXPECT_EQ_MSG(test, qp->req_psn, 501U, "op %u", ops[i]);
+
+		fq_rewind(qp, 500);
+		KUNIT_EXPECT_EQ_MSG(test, qp->req_cur, 0U, "op %u", ops[i]);
+		KUNIT_EXPECT_EQ_MSG(test, qp->req_off, 0U, "op %u", ops[i]);
+		KUNIT_EXPECT_EQ_MSG(test, qp->req_psn, 500U, "op %u", ops[i]);
+	}
+}
+
 static struct kunit_case compqp_cases[] = {
 	KUNIT_CASE(compqp_ack_coalesce),
 	KUNIT_CASE(compqp_ack_psn_wrap),
@@ -556,6 +590,7 @@ static struct kunit_case compqp_cases[] = {
 	KUNIT_CASE(compqp_rewind),
 	KUNIT_CASE(compqp_rewind_psn_wrap),
 	KUNIT_CASE(compqp_rewind_read),
+	KUNIT_CASE(compqp_rewind_atomic),
 	KUNIT_CASE(compqp_ack_clamp),
 	KUNIT_CASE(compqp_ack_unsignaled_overflow),
 	{}

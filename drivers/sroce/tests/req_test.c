@@ -155,6 +155,14 @@ static void req_npkts(struct kunit *test)
 					(1U << 31) / m);
 		}
 	}
+	/* An atomic is one packet; its length is its result buffer's. */
+	for (m = 8; m <= 1U << 20; m <<= 2) {
+		KUNIT_EXPECT_EQ(test, sroce_req_npkts(IB_WR_ATOMIC_CMP_AND_SWP,
+						      m, 1024), 1);
+		KUNIT_EXPECT_EQ(test,
+				sroce_req_npkts(IB_WR_ATOMIC_FETCH_AND_ADD, m,
+						256), 1);
+	}
 	/* An MTU that does not divide the length. */
 	KUNIT_EXPECT_EQ(test, sroce_req_npkts(IB_WR_SEND, 4096, 1000), 5);
 	KUNIT_EXPECT_EQ(test, sroce_req_npkts(IB_WR_SEND, 4000, 1000), 4);
