@@ -455,6 +455,44 @@ static int sroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 	return 0;
 }
 
+/*
+ * Where a packet must leave: by the interface that owns its source address
+ * (the GID's netdev, sroce's own or a VLAN on it), which is where ib_core
+ * resolved the peer's MAC; not by whatever the routing table prefers on a
+ * host with several interfaces or sroce devices. A packet to an address of
+ * this host never leaves it and is routed as the stack would (0: no
+ * interface named). Return: the ifindex, 0, or -1 when the source address
+ * is no longer here (no route).
+ */
+static int sroce_oif4(__be32 saddr, __be32 daddr)
+{
+	struct net_device *dev;
+	int oif = 0;
+
+	rcu_read_lock();
+	if (!__ip_dev_find(&init_net, daddr, false)) {
+		dev = __ip_dev_find(&init_net, saddr, false);
+		oif = dev ? dev->ifindex : -1;
+	}
+	rcu_read_unlock();
+	return oif;
+}
+
+static int sroce_oif6(const struct in6_addr *saddr,
+		      const struct in6_addr *daddr)
+{
+	struct net_device *dev;
+	int oif = 0;
+
+	rcu_read_lock();
+	if (!ipv6_chk_addr(&init_net, daddr, NULL, 0)) {
+		dev = ipv6_dev_find(&init_net, saddr, NULL);
+		oif = dev ? dev->ifindex : -1;
+	}
+	rcu_read_unlock();
+	return oif;
+}
+
 static struct dst_entry *sroce_route4(struct dst_cache *cache,
 				      const struct rxe_av *av)
 {
@@ -469,6 +507,9 @@ static struct dst_entry *sroce_route4(struct dst_cache *cache,
 	rt = cache ? dst_cache_get_ip4(cache, &saddr) : NULL;
 	if (rt)
 		return &rt->dst;
+	fl.flowi4_oif = sroce_oif4(fl.saddr, fl.daddr);
+	if (fl.flowi4_oif < 0)
+		return NULL;
 	rt = ip_route_output_key(&init_net, &fl);
 	if (IS_ERR(rt))
 		return NULL;
@@ -493,6 +534,9 @@ static struct dst_entry *sroce_route6(struct dst_cache *cache,
 	dst = cache ? dst_cache_get_ip6(cache, &saddr) : NULL;
 	if (dst)
 		return dst;
+	fl.flowi6_oif = sroce_oif6(&fl.saddr, &fl.daddr);
+	if (fl.flowi6_oif < 0)
+		return NULL;
 	dst = ip6_dst_lookup_flow(&init_net, sroce_sk6->sk, &fl, NULL);
 	if (IS_ERR(dst))
 		return NULL;

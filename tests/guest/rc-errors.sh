@@ -26,9 +26,18 @@ t "sroce0 port active" wait_for 20 \
 	bash -c '[ "$(cat /sys/class/infiniband/sroce0/ports/1/state)" = "4: ACTIVE" ]'
 t "static neighbour for $BLACKHOLE" \
 	ip neigh replace "$BLACKHOLE" lladdr 02:00:00:00:00:c9 dev eth0 nud permanent
+# A second interface with a device of its own, and the same silent peer
+# reachable on it (rc_errors.py case 8e: which netdev its packets take).
+modprobe dummy numdummies=0 2>/dev/null
+t "second interface d0 with 198.19.0.1 and sroce1" bash -c '
+	ip link add d0 type dummy && ip link set d0 up &&
+	ip addr add 198.19.0.1/16 dev d0 &&
+	ip neigh replace '"$BLACKHOLE"' lladdr 02:00:00:00:00:c9 dev d0 nud permanent &&
+	rdma link add sroce1 type sroce netdev d0'
 
 timeout -k 5 "$PY_TIMEOUT" "$PY" "$SROCE_TREE/tests/pyverbs/rc_errors.py" \
-	sroce0 --ip "$MY_V4" --blackhole "$BLACKHOLE" --netdev eth0
+	sroce0 --ip "$MY_V4" --blackhole "$BLACKHOLE" --netdev eth0 \
+	--multihome sroce1,d0,198.19.0.1
 rc=$?
 if [ $rc -ne 0 ]; then
 	T_FAILED=$((T_FAILED + 1))
@@ -101,6 +110,8 @@ res=$(rdma resource show qp link sroce0/1; rdma resource show cq dev sroce0;
 printf '%s\n' "$res" | sed 's/^/# resource: /'
 t "no QP, CQ, MR, PD or SRQ of user space left in the kernel" \
 	test -z "$(printf '%s\n' "$res" | grep -v 'comm \[')"
+t "rdma link delete sroce1, ip link del d0" bash -c \
+	'rdma link delete sroce1 && ip link del d0'
 t "rdma link delete sroce0" rdma link delete sroce0
 t "rmmod sroce" rmmod sroce
 kmemleak_check

@@ -227,7 +227,7 @@ def init_attr(access):
 
 
 def rtr_attr(env, dqpn, dgid, rq_psn, min_rnr_timer=12, mtu=None,
-             dest_rd_atom=None):
+             dest_rd_atom=None, sgid_index=None):
     a = QPAttr(qp_state=e.IBV_QPS_RTR)
     a.path_mtu = mtu if mtu is not None else env.port_mtu
     a.dest_qp_num = dqpn
@@ -235,8 +235,9 @@ def rtr_attr(env, dqpn, dgid, rq_psn, min_rnr_timer=12, mtu=None,
     a.max_dest_rd_atomic = (env.rd_atom if dest_rd_atom is None
                             else dest_rd_atom)
     a.min_rnr_timer = min_rnr_timer
+    sgid_index = env.gid_index if sgid_index is None else sgid_index
     a.ah_attr = AHAttr(gr=GlobalRoute(dgid=GID(dgid),
-                                      sgid_index=env.gid_index, hop_limit=64),
+                                      sgid_index=sgid_index, hop_limit=64),
                        is_global=1, port_num=1)
     return a
 
@@ -253,11 +254,12 @@ def rts_attr(env, sq_psn, timeout=14, retry_cnt=7, rnr_retry=7):
 
 def connect(env, side, dqpn, sq_psn, rq_psn, dgid=None, access=LW | RW | RR,
             timeout=14, retry_cnt=7, rnr_retry=7, min_rnr_timer=12,
-            dest_rd_atom=None):
+            dest_rd_atom=None, sgid_index=None):
     """RESET -> INIT -> RTR -> RTS with explicit attribute masks."""
     side.qp.modify(init_attr(access), INIT_MASK)
     side.qp.modify(rtr_attr(env, dqpn, dgid or env.gid, rq_psn,
-                            min_rnr_timer, dest_rd_atom=dest_rd_atom),
+                            min_rnr_timer, dest_rd_atom=dest_rd_atom,
+                            sgid_index=sgid_index),
                    RTR_MASK)
     side.qp.modify(rts_attr(env, sq_psn, timeout, retry_cnt, rnr_retry),
                    RTS_MASK)
@@ -1159,8 +1161,33 @@ def route_down(netdev):
           'route to %s removed' % UNROUTED_NET)
 
 
+# A second address on the netdev. What a QP or an AH sends from its GID
+# has no route once the address is gone (tx_no_route). Removing the route
+# to the peer is not enough: a packet leaves by its source's interface,
+# on-link where no route says otherwise, as ib_core resolved the peer.
+SECOND = '198.18.0.150'
+
+
+def second_up(dev, netdev):
+    """Add SECOND to netdev; returns the index of its GID, or None."""
+    ok = ip_cmd('addr', 'add', SECOND + '/32', 'dev', netdev)
+    idx = find_gid_index(dev, gid_of(SECOND)) if ok else None
+    check(idx is not None, 'address %s and its GID added' % SECOND)
+    return idx
+
+
+def second_down(netdev):
+    check(ip_cmd('addr', 'del', SECOND + '/32', 'dev', netdev),
+          'address %s removed' % SECOND)
+
+
+def tx_packets(netdev):
+    with open('/sys/class/net/%s/statistics/tx_packets' % netdev) as f:
+        return int(f.read())
+
+
 @case
-def unreachable(env, cnt, blackhole, netdev):
+def unreachable(env, cnt, blackhole, netdev, multihome):
     la, _ = filled_mr(env, 4096, LW, 51)
     # 8a: an address nobody answers ARP for
     t = '8 unresolvable 198.18.0.200'
@@ -1185,22 +1212,45 @@ def unreachable(env, cnt, blackhole, netdev):
         retry_exc(env, cnt, t, s, 10, 2, [la])
         s.close()
 
-    # 8d: the route to the peer goes away once the QP is connected: each
+    # 8d: the QP's source address goes away once it is connected: each
     # packet is lost as on a wire (tx_no_route), so the ACK timeout and the
     # retry count end the WQE as they would for a silent peer.
     if netdev:
-        t = '8 route to %s removed' % UNROUTED
+        t = '8 source address %s removed' % SECOND
         s = Side(env)
         route_up(netdev)
+        idx = second_up(env.dev, netdev)
         try:
             connect(env, s, 0x123, 0x10, 0x20, dgid=gid_of(UNROUTED),
-                    timeout=8, retry_cnt=2)
+                    timeout=8, retry_cnt=2, sgid_index=idx)
         finally:
+            second_down(netdev)
             route_down(netdev)
         d = retry_exc(env, cnt, t, s, 8, 2, [la])
         check(d.get('tx_no_route', 0) == 3,
               t + ': its 3 packets counted in tx_no_route', d)
         s.close()
+
+    # 8e: a host with two interfaces, a sroce device on each: what a QP of
+    # the second sends leaves by the second's netdev, where ib_core
+    # resolved the peer, not by the first's, where the route table points.
+    if multihome and blackhole:
+        dev2, netdev2, ip2 = multihome.split(',')
+        t = '8 from %s on %s, a second interface' % (ip2, netdev2)
+        env2 = Env(dev2, ip2)
+        s = Side(env2)
+        la2, _ = filled_mr(env2, 4096, LW, 53)
+        connect(env2, s, 0x123, 0x10, 0x20, dgid=gid_of(blackhole),
+                timeout=8, retry_cnt=2)
+        tx0 = tx_packets(netdev2)
+        retry_exc(env2, Counters(dev2), t, s, 8, 2, [la2])
+        n = tx_packets(netdev2) - tx0
+        check(n == 3, t + ': its 3 packets left by %s' % netdev2,
+              '%d packets' % n)
+        s.close()
+        la2.close()
+        env2.pd.close()
+        env2.ctx.close()
 
     # 8c: the peer QP is destroyed, so its QPN no longer exists here
     t = '8 destroyed peer QP'
@@ -1369,7 +1419,9 @@ def start(*extra):
 
 
 def main():
-    args, env, t0 = start(('--blackhole', {}), ('--netdev', {}))
+    args, env, t0 = start(('--blackhole', {}), ('--netdev', {}),
+                          ('--multihome', {'help': 'DEV,NETDEV,IP: a '
+                                           'second device to send from'}))
     if not env:
         return 1
     comment('GID index %d, active MTU enum %d, rd_atom %d' %
@@ -1393,7 +1445,7 @@ def main():
     no_dest_rd_atomic(env)
     rnr_zero(env, cnt)
     rnr_infinite(env, cnt)
-    unreachable(env, cnt, args.blackhole, args.netdev)
+    unreachable(env, cnt, args.blackhole, args.netdev, args.multihome)
     recv_too_small(env)
     recv_cq_overrun(env, cnt)
     err_rq_parks(env)

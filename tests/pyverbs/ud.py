@@ -28,7 +28,8 @@ import sroce_enums as e
 from tap import check
 from rc_errors import (LW, SIG, QPS, UNROUTED, Counters, Env, case, comment,
                        expect, expect_none, filled_mr, find_gid_index,
-                       gid_of, post_recv, route_down, route_up, sge, wc_str)
+                       gid_of, post_recv, route_down, route_up, second_down,
+                       second_up, sge, wc_str)
 
 GRH = 40
 QKEY = 0x1a2b3c4d
@@ -355,15 +356,17 @@ def small_recv(env, f):
 
 @case
 def unrouted(env, f, netdev):
-    """A datagram whose route went away after its AH was made is lost, as
-    on a wire, and completes; the send queue goes on."""
-    t = 'U5 route gone'
+    """A datagram whose source address went away after its AH was made is
+    lost, as on a wire, and completes; the send queue goes on."""
+    t = 'U5 source address gone'
     a, b = UDSide(env), UDSide(env)
     cnt = Counters(env.dev)
     route_up(netdev)
+    idx = second_up(env.dev, netdev)
     try:
-        far = make_ah(env, gid_of(UNROUTED), f.index)
+        far = make_ah(env, gid_of(UNROUTED), idx)
     finally:
+        second_down(netdev)
         route_down(netdev)
     ah = make_ah(env, f.gid, f.index)
     la, _ = filled_mr(env, 4096, LW, 51)
