@@ -177,6 +177,32 @@ complete:
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_comp_ack);
 
+/**
+ * sroce_comp_nak_seq() - a PSN sequence error NAK: go back to @psn
+ * @qp: the QP; caller holds sq_lock
+ * @psn: the PSN the responder expects
+ *
+ * Everything before @psn arrived, the request of a READ (or atomic) whose
+ * responses are not all in included: those responses were lost, and the
+ * requester goes back for them (an implied NAK) rather than to @psn, which
+ * is past them and would leave them to the ACK timer. While they are asked
+ * again, a NAK never moves the requester forward past that request.
+ *
+ * Return: as sroce_comp_ack().
+ */
+int sroce_comp_nak_seq(struct sroce_qp *qp, u32 psn)
+{
+	int err;
+
+	lockdep_assert_held(&qp->sq_lock);
+	sroce_count(qp->sdev, SROCE_CNT_RX_NAKS, 1);
+	err = sroce_comp_ack(qp, sroce_psn_add(psn, -1), true);
+	if (!err && !(qp->rd_gap && sroce_psn_cmp(psn, qp->req_psn) > 0))
+		sroce_req_rewind(qp, psn);
+	return err;
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_comp_nak_seq);
+
 /* The oldest WQE if it waits for a response, else NULL. */
 static struct sroce_swqe *sroce_comp_waiting(struct sroce_qp *qp)
 {
@@ -395,11 +421,7 @@ static int sroce_comp_aeth(struct sroce_qp *qp, struct sroce_pkt *pkt,
 			      HRTIMER_MODE_REL_SOFT);
 		return 0;
 	case SROCE_ACK_RETRY:
-		sroce_count(qp->sdev, SROCE_CNT_RX_NAKS, 1);
-		err = sroce_comp_ack(qp, sroce_psn_add(psn, -1), false);
-		if (!err)
-			sroce_req_rewind(qp, psn);
-		return err;
+		return sroce_comp_nak_seq(qp, psn);
 	case SROCE_ACK_FATAL:
 		sroce_count(qp->sdev, SROCE_CNT_RX_NAKS, 1);
 		err = sroce_comp_ack(qp, sroce_psn_add(psn, -1), false);

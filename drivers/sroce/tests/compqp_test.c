@@ -174,6 +174,16 @@ static int fq_ack(struct sroce_qp *qp, u32 psn, bool implied)
 	return err;
 }
 
+static int fq_nak_seq(struct sroce_qp *qp, u32 psn)
+{
+	int err;
+
+	spin_lock_bh(&qp->sq_lock);
+	err = sroce_comp_nak_seq(qp, psn);
+	spin_unlock_bh(&qp->sq_lock);
+	return err;
+}
+
 static void fq_rewind(struct sroce_qp *qp, u32 psn)
 {
 	spin_lock_bh(&qp->sq_lock);
@@ -583,6 +593,56 @@ static void compqp_rewind_atomic(struct kunit *test)
 	}
 }
 
+/*
+ * A sequence NAK goes back to its PSN, unless a READ before it still lacks
+ * responses: they were lost too, and the requester asks for them first.
+ */
+static void compqp_nak_seq(struct kunit *test)
+{
+	struct fq *fx = test->priv;
+	struct sroce_qp *qp = fx->qp;
+	struct sroce_swqe *r;
+
+	fq_start(qp, 0, 10);
+	fq_sent(qp, 1, IB_WR_SEND, 10, 3);
+	fq_sent(qp, 2, IB_WR_SEND, 13, 1);
+	KUNIT_EXPECT_EQ(test, fq_nak_seq(qp, 12), 0);
+	KUNIT_EXPECT_EQ(test, qp->una_psn, 12U);
+	KUNIT_EXPECT_EQ(test, qp->req_cur, 0U);
+	KUNIT_EXPECT_EQ(test, qp->req_off, 2 * FQ_PMTU);
+	KUNIT_EXPECT_EQ(test, qp->req_psn, 12U);
+	KUNIT_EXPECT_EQ(test, fq_counter(fx, SROCE_CNT_RX_NAKS), 1);
+	fq_no_wc(test, fx);
+
+	fq_start(qp, 0, 100);
+	r = fq_sent(qp, 1, IB_WR_RDMA_READ, 100, 4);
+	fq_sent(qp, 2, IB_WR_SEND, 104, 1);
+	fq_sent(qp, 3, IB_WR_SEND, 105, 1);
+	r->rd_done = FQ_PMTU;
+	/* 104 arrived, 105 did not, nor did the READ's last three. */
+	KUNIT_EXPECT_EQ(test, fq_nak_seq(qp, 105), 0);
+	KUNIT_EXPECT_TRUE(test, qp->rd_gap);
+	KUNIT_EXPECT_EQ(test, qp->req_cur, 0U);
+	KUNIT_EXPECT_EQ(test, qp->req_off, FQ_PMTU);
+	KUNIT_EXPECT_EQ(test, qp->req_psn, 101U);
+	fq_no_wc(test, fx);
+
+	/* Another before the READ went again: it does not skip the READ. */
+	KUNIT_EXPECT_EQ(test, fq_nak_seq(qp, 105), 0);
+	KUNIT_EXPECT_EQ(test, qp->req_cur, 0U);
+	KUNIT_EXPECT_EQ(test, qp->req_off, FQ_PMTU);
+	KUNIT_EXPECT_EQ(test, qp->req_psn, 101U);
+
+	/* Once all went again, back to its PSN as any NAK. */
+	qp->req_cur = qp->sq_head;
+	qp->req_psn = 106;
+	KUNIT_EXPECT_EQ(test, fq_nak_seq(qp, 105), 0);
+	KUNIT_EXPECT_EQ(test, qp->req_cur, 2U);
+	KUNIT_EXPECT_EQ(test, qp->req_off, 0U);
+	KUNIT_EXPECT_EQ(test, qp->req_psn, 105U);
+	KUNIT_EXPECT_EQ(test, fq_counter(fx, SROCE_CNT_RX_NAKS), 4);
+}
+
 static struct kunit_case compqp_cases[] = {
 	KUNIT_CASE(compqp_ack_coalesce),
 	KUNIT_CASE(compqp_ack_psn_wrap),
@@ -591,6 +651,7 @@ static struct kunit_case compqp_cases[] = {
 	KUNIT_CASE(compqp_rewind_psn_wrap),
 	KUNIT_CASE(compqp_rewind_read),
 	KUNIT_CASE(compqp_rewind_atomic),
+	KUNIT_CASE(compqp_nak_seq),
 	KUNIT_CASE(compqp_ack_clamp),
 	KUNIT_CASE(compqp_ack_unsignaled_overflow),
 	{}
