@@ -518,10 +518,15 @@ void sroce_comp_sent(struct sroce_qp *qp)
  * @qp: the QP in ERR; caller holds sq_lock
  *
  * WQEs user space queued but the kernel has not looked at yet are copied
- * out first, so each one gets its completion.
+ * out first, so each one gets its completion. When the send CQ is full
+ * (overrun, an error the CQ's consumer is told of) the rest stay queued,
+ * in order, for the next flush: the next send doorbell, or for a user QP
+ * the work that watches it in ERR. Dropping them would leave a WR, the
+ * marker of ib_drain_sq() say, without its completion for good.
  */
 void sroce_comp_flush(struct sroce_qp *qp)
 {
+	lockdep_assert_held(&qp->sq_lock);
 	sroce_req_fetch(qp);
 	while (qp->sq.cons != qp->sq_head) {
 		struct sroce_swqe *w = sroce_swqe(qp, qp->sq.cons);
@@ -536,9 +541,9 @@ void sroce_comp_flush(struct sroce_qp *qp)
 			break;
 		qp->sq.cons = sroce_q_next(qp->sq.cons, qp->sq.index_mask);
 	}
-	qp->sq.cons = qp->sq_head;
-	qp->req_cur = qp->sq_head;
+	qp->req_cur = qp->sq.cons;
 	qp->req_off = 0;
 	qp->rd_outstanding = 0;
 	sroce_queue_publish_cons(&qp->sq);
 }
+EXPORT_SYMBOL_IF_KUNIT(sroce_comp_flush);

@@ -405,6 +405,13 @@ static void sroce_rq_err_work(struct work_struct *w)
 	bool kick = test_and_clear_bit(SROCE_QP_RQ_KICK, &qp->flags);
 	u32 cons, prod;
 
+	/* Send WQEs a full CQ held back (sroce_comp_flush()). */
+	spin_lock_bh(&qp->sq_lock);
+	if (qp->state == IB_QPS_ERR && !qp->dying &&
+	    qp->sq.cons != qp->sq_head)
+		sroce_comp_flush(qp);
+	spin_unlock_bh(&qp->sq_lock);
+
 	spin_lock_bh(&qp->rq_lock);
 	if (kick) {
 		sroce_rq_err_unpark(qp, rcq);

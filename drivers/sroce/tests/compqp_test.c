@@ -643,6 +643,53 @@ static void compqp_nak_seq(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, fq_counter(fx, SROCE_CNT_RX_NAKS), 4);
 }
 
+/*
+ * A flush into a full CQ stops there and keeps the rest, in order, for the
+ * next flush; nothing is lost.
+ */
+static void compqp_flush_full_cq(struct kunit *test)
+{
+	struct fq *fx = test->priv;
+	struct sroce_qp *qp = fx->qp;
+	u32 room = fx->cq->ibcq.cqe - 2;
+	union sroce_cqe cqe = {};
+	struct ib_wc wc;
+	unsigned int i;
+
+	for (i = 0; i < room; i++)
+		KUNIT_ASSERT_EQ(test, sroce_cq_post(fx->cq, &cqe, false), 0);
+	fq_start(qp, 0, 10);
+	for (i = 0; i < 5; i++)
+		fq_queue(qp, 0x50 + i, IB_WR_SEND, FQ_PMTU);
+	qp->state = IB_QPS_ERR;
+
+	spin_lock_bh(&qp->sq_lock);
+	sroce_comp_flush(qp);
+	spin_unlock_bh(&qp->sq_lock);
+	KUNIT_EXPECT_EQ(test, qp->sq.cons, 2U);
+	KUNIT_EXPECT_EQ(test, qp->req_cur, 2U);
+	KUNIT_EXPECT_EQ(test, fq_counter(fx, SROCE_CNT_CQ_OVERFLOW), 1);
+
+	for (i = 0; i < room; i++)
+		KUNIT_ASSERT_EQ(test, sroce_poll_cq(&fx->cq->ibcq, 1, &wc), 1);
+	for (i = 0; i < 2; i++) {
+		KUNIT_ASSERT_EQ(test, sroce_poll_cq(&fx->cq->ibcq, 1, &wc), 1);
+		KUNIT_EXPECT_EQ(test, wc.wr_id, 0x50 + i);
+		KUNIT_EXPECT_EQ(test, wc.status, IB_WC_WR_FLUSH_ERR);
+	}
+	spin_lock_bh(&qp->sq_lock);
+	sroce_comp_flush(qp);
+	spin_unlock_bh(&qp->sq_lock);
+	KUNIT_EXPECT_EQ(test, qp->sq.cons, qp->sq_head);
+	for (i = 2; i < 5; i++) {
+		KUNIT_ASSERT_EQ(test, sroce_poll_cq(&fx->cq->ibcq, 1, &wc), 1);
+		KUNIT_EXPECT_EQ(test, wc.wr_id, 0x50 + i);
+		KUNIT_EXPECT_EQ(test, wc.status, IB_WC_WR_FLUSH_ERR);
+		KUNIT_EXPECT_EQ(test, wc.opcode, IB_WC_SEND);
+	}
+	fq_no_wc(test, fx);
+}
+
 static struct kunit_case compqp_cases[] = {
 	KUNIT_CASE(compqp_ack_coalesce),
 	KUNIT_CASE(compqp_ack_psn_wrap),
@@ -652,6 +699,7 @@ static struct kunit_case compqp_cases[] = {
 	KUNIT_CASE(compqp_rewind_read),
 	KUNIT_CASE(compqp_rewind_atomic),
 	KUNIT_CASE(compqp_nak_seq),
+	KUNIT_CASE(compqp_flush_full_cq),
 	KUNIT_CASE(compqp_ack_clamp),
 	KUNIT_CASE(compqp_ack_unsignaled_overflow),
 	{}
