@@ -64,6 +64,8 @@ typedef unsigned char u8;
 #define MAX_QPS		64
 #define MAX_MRS		16
 #define MAX_KNOWN	256
+/* The IP TOS of every fuzzed frame (DSCP 8): how they are told apart. */
+#define FUZZ_TOS	0x20
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 enum qtype { Q_RC, Q_UC, Q_UD };
@@ -531,7 +533,7 @@ static void wrap(struct frame *f, u32 roce_len, bool spoof, bool bad_icrc)
 	eth[12] = 0x08;
 	eth[13] = 0x00;
 	ip[0] = 0x45;
-	ip[1] = 0;
+	ip[1] = FUZZ_TOS;
 	ip[2] = (IP_HLEN + ulen) >> 8;
 	ip[3] = (IP_HLEN + ulen) & 0xff;
 	ip[4] = rnd();
@@ -645,20 +647,26 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
-/* --count-rx: count what a packet socket filter lets through. */
-static int count_rx(const char *ifname, struct in_addr dst)
+/*
+ * A packet socket that takes the incoming IPv4 UDP 4791 frames to @dst
+ * (with @tos only, if @tos >= 0): PACKET_STATISTICS then counts them, those
+ * its queue had no room for included, so it need not keep up.
+ */
+static int rx_socket(const char *ifname, struct in_addr dst, int tos)
 {
 	u32 d = ntohl(dst.s_addr);
 	struct sock_filter code[] = {
-		/* incoming only */
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SKF_AD_OFF + SKF_AD_PKTTYPE),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PACKET_OUTGOING, 9, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PACKET_OUTGOING, 11, 0),
 		BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 12),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ETH_P_IP, 0, 7),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ETH_P_IP, 0, 9),
 		BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 23),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 17, 0, 5),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 17, 0, 7),
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 30),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, d, 0, 3),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, d, 0, 5),
+		BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 15),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, tos < 0 ? 0 : tos,
+			 0, tos < 0 ? 0 : 3),
 		BPF_STMT(BPF_LDX | BPF_B | BPF_MSH, 14),
 		BPF_STMT(BPF_LD | BPF_H | BPF_IND, 16),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SROCE_UDP_PORT, 1, 0),
@@ -666,41 +674,63 @@ static int count_rx(const char *ifname, struct in_addr dst)
 		BPF_STMT(BPF_RET | BPF_K, 64),
 	};
 	struct sock_fprog prog = { .len = ARRAY_SIZE(code), .filter = code };
-	struct tpacket_stats st;
 	struct sockaddr_ll sll = { .sll_family = AF_PACKET };
+	struct tpacket_stats st;
 	socklen_t sl = sizeof(st);
-	u64 total = 0;
-	char buf[128];
+	char buf[64];
 	int fd;
 
-	fd = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
-	if (fd < 0) {
-		perror("socket");
-		return 1;
+	fd = socket(AF_PACKET, SOCK_RAW, 0);
+	if (fd < 0)
+		return -1;
+	/* Attach the filter first, then bind: nothing unfiltered gets in. */
+	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog,
+		       sizeof(prog))) {
+		close(fd);
+		return -1;
 	}
 	sll.sll_protocol = htons(ETH_P_ALL);
 	sll.sll_ifindex = if_nametoindex(ifname);
-	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) ||
-	    bind(fd, (void *)&sll, sizeof(sll))) {
+	if (bind(fd, (void *)&sll, sizeof(sll))) {
+		close(fd);
+		return -1;
+	}
+	while (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
+		;
+	/* Reading the statistics resets them: start from zero. */
+	getsockopt(fd, SOL_PACKET, PACKET_STATISTICS, &st, &sl);
+	return fd;
+}
+
+static u64 rx_count(int fd)
+{
+	struct tpacket_stats st;
+	socklen_t sl = sizeof(st);
+
+	if (getsockopt(fd, SOL_PACKET, PACKET_STATISTICS, &st, &sl))
+		return 0;
+	/* tp_packets: what the filter took, the dropped ones included */
+	return st.tp_packets;
+}
+
+/* --count-rx: count until SIGTERM or SIGINT. */
+static int count_rx(const char *ifname, struct in_addr dst)
+{
+	int all = rx_socket(ifname, dst, -1);
+	int fuzz = rx_socket(ifname, dst, FUZZ_TOS);
+
+	if (all < 0 || fuzz < 0) {
 		perror("count-rx");
 		return 1;
 	}
-	/* What came in before the filter was attached does not count. */
-	while (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
-		;
-	getsockopt(fd, SOL_PACKET, PACKET_STATISTICS, &st, &sl);
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
 	printf("sroce-fuzz: counting\n");
 	fflush(stdout);
-	while (!stop) {
-		if (recv(fd, buf, sizeof(buf), 0) < 0 && errno != EINTR)
-			break;
-	}
-	/* tp_packets is what the filter took, dropped ones included. */
-	getsockopt(fd, SOL_PACKET, PACKET_STATISTICS, &st, &sl);
-	total = st.tp_packets;
-	printf("sroce-fuzz: rx=%llu socket_drops=%u\n", total, st.tp_drops);
+	while (!stop)
+		pause();
+	printf("sroce-fuzz: rx=%llu fuzz=%llu\n", rx_count(all),
+	       rx_count(fuzz));
 	return 0;
 }
 
