@@ -155,10 +155,14 @@ class Live:
         self.rounds += 1
         return True
 
-    def run(self):
+    def run(self, fq):
+        last = time.monotonic()
         while not self.stop.is_set():
             if not self.round():
                 return
+            if time.monotonic() - last > 1.0:
+                fq.recycle()
+                last = time.monotonic()
             time.sleep(0.05)
 
 
@@ -206,6 +210,9 @@ class FuzzQPs:
                 qp.modify(QPAttr(qp_state=e.IBV_QPS_ERR), e.IBV_QP_STATE)
             self.qps.append((name, qp, 'rc', PSN))
         self.post_recvs(self.srq, 32)
+        self.dgid = dgid
+        self.recycled = 0
+        self.completions = 0
         # UC in RTS
         qp = QP(env.pd, QPInitAttr(qp_type=e.IBV_QPT_UC, scq=self.cq,
                                    rcq=self.cq,
@@ -238,6 +245,43 @@ class FuzzQPs:
         qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_SQ_PSN)
         self.post_recvs(qp, 8)
         self.qps.append(('UD in RTS', qp, 'ud', 0))
+
+    def recycle(self):
+        """The RC QPs meant to be in RTR or RTS that the fuzzing put in
+        ERR (a valid-looking bad request is fatal): back through RESET to
+        where they were, receives posted again, so that the fuzzer keeps
+        meeting QPs in every state; the SRQ refilled; completions
+        reaped."""
+        self.reap()
+        for idx, (name, qp, t, _) in enumerate(self.qps):
+            if t != 'rc' or name in ('RESET', 'INIT', 'ERR'):
+                continue
+            if qp.query(e.IBV_QP_STATE)[0].qp_state != e.IBV_QPS_ERR:
+                continue
+            qp.modify(QPAttr(qp_state=e.IBV_QPS_RESET), e.IBV_QP_STATE)
+            qp.modify(init_attr(ALL), INIT_MASK)
+            qp.modify(rtr_attr(self.env, PEER_QPN + idx, self.dgid, PSN),
+                      RTR_MASK)
+            if name.startswith('RTS'):
+                a = QPAttr(qp_state=e.IBV_QPS_RTS)
+                a.sq_psn, a.timeout, a.retry_cnt = 0x10, 14, 7
+                a.rnr_retry, a.max_rd_atomic = 7, self.env.rd_atom
+                qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_SQ_PSN |
+                          e.IBV_QP_TIMEOUT | e.IBV_QP_RETRY_CNT |
+                          e.IBV_QP_RNR_RETRY | e.IBV_QP_MAX_QP_RD_ATOMIC)
+            if 'SRQ' not in name:
+                self.post_recvs(qp, 8)
+            self.recycled += 1
+        self.reap()
+
+    def reap(self):
+        """Poll the CQ; post the SRQ as many receives as it used."""
+        sq = [qp.qp_num for n, qp, _, _ in self.qps if 'SRQ' in n]
+        wcs = poll(self.cq, 4096, 0.0)
+        self.completions += len(wcs)
+        used = sum(1 for wc in wcs if wc.qp_num in sq)
+        if used:
+            self.post_recvs(self.srq, used)
 
     def post_recvs(self, q, n):
         for _ in range(n):
@@ -357,7 +401,7 @@ def target_main(a):
     check(counter.stdout.readline().startswith('sroce-fuzz: counting'),
           'the frame counter runs')
     before = cnt.read()
-    th = threading.Thread(target=live.run)
+    th = threading.Thread(target=live.run, args=(fq,))
     th.start()
     publish(os.path.join(a.sync, 'fuzz-target.txt'),
             fq.txt(live.side.qpn))
@@ -405,9 +449,10 @@ def target_main(a):
         st = qp.query(e.IBV_QP_STATE)[0].qp_state
         states.append('%s: %s' % (name, QPS.get(st, st)))
     comment('fuzz QPs after the run: ' + ', '.join(states))
-    wcs = poll(fq.cq, 4096, 0.5)
-    comment('%d completions on the fuzz QPs, %d live rounds in all' % (
-        len(wcs), live.rounds))
+    fq.reap()
+    comment('%d completions on the fuzz QPs, %d live rounds in all, '
+            'fuzz QPs taken from ERR back to RTR/RTS %d times' % (
+                fq.completions, live.rounds, fq.recycled))
     publish(os.path.join(a.sync, 'fuzz-target.finished'), '')
     return 1 if tap.failed else 0
 
