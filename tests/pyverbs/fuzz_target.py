@@ -38,6 +38,7 @@ import time
 import sroce_enums as e
 from pyverbs.addr import AHAttr, GID, GlobalRoute
 from pyverbs.cq import CQ
+from pyverbs.pyverbs_error import PyverbsRDMAError
 from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
 from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
 from pyverbs.wr import RecvWR
@@ -157,13 +158,16 @@ class Live:
 
     def run(self, fq):
         last = time.monotonic()
-        while not self.stop.is_set():
-            if not self.round():
-                return
-            if time.monotonic() - last > 1.0:
-                fq.recycle()
-                last = time.monotonic()
-            time.sleep(0.05)
+        try:
+            while not self.stop.is_set():
+                if not self.round():
+                    return
+                if time.monotonic() - last > 1.0:
+                    fq.recycle()
+                    last = time.monotonic()
+                time.sleep(0.05)
+        except Exception as ex:	# pylint: disable=broad-except
+            self.errors.append('the live thread stopped: %r' % ex)
 
 
 class FuzzQPs:
@@ -213,6 +217,7 @@ class FuzzQPs:
         self.dgid = dgid
         self.recycled = 0
         self.completions = 0
+        self.refused = 0
         # UC in RTS
         qp = QP(env.pd, QPInitAttr(qp_type=e.IBV_QPT_UC, scq=self.cq,
                                    rcq=self.cq,
@@ -258,21 +263,29 @@ class FuzzQPs:
                 continue
             if qp.query(e.IBV_QP_STATE)[0].qp_state != e.IBV_QPS_ERR:
                 continue
-            qp.modify(QPAttr(qp_state=e.IBV_QPS_RESET), e.IBV_QP_STATE)
-            qp.modify(init_attr(ALL), INIT_MASK)
-            qp.modify(rtr_attr(self.env, PEER_QPN + idx, self.dgid, PSN),
-                      RTR_MASK)
-            if name.startswith('RTS'):
-                a = QPAttr(qp_state=e.IBV_QPS_RTS)
-                a.sq_psn, a.timeout, a.retry_cnt = 0x10, 14, 7
-                a.rnr_retry, a.max_rd_atomic = 7, self.env.rd_atom
-                qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_SQ_PSN |
-                          e.IBV_QP_TIMEOUT | e.IBV_QP_RETRY_CNT |
-                          e.IBV_QP_RNR_RETRY | e.IBV_QP_MAX_QP_RD_ATOMIC)
-            if 'SRQ' not in name:
-                self.post_recvs(qp, 8)
+            try:
+                self.reconnect(idx, name, qp)
+            except PyverbsRDMAError:
+                # A fuzzed packet put it back in ERR half way: next time.
+                self.refused += 1
+                continue
             self.recycled += 1
         self.reap()
+
+    def reconnect(self, idx, name, qp):
+        qp.modify(QPAttr(qp_state=e.IBV_QPS_RESET), e.IBV_QP_STATE)
+        qp.modify(init_attr(ALL), INIT_MASK)
+        qp.modify(rtr_attr(self.env, PEER_QPN + idx, self.dgid, PSN),
+                  RTR_MASK)
+        if name.startswith('RTS'):
+            a = QPAttr(qp_state=e.IBV_QPS_RTS)
+            a.sq_psn, a.timeout, a.retry_cnt = 0x10, 14, 7
+            a.rnr_retry, a.max_rd_atomic = 7, self.env.rd_atom
+            qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_SQ_PSN |
+                      e.IBV_QP_TIMEOUT | e.IBV_QP_RETRY_CNT |
+                      e.IBV_QP_RNR_RETRY | e.IBV_QP_MAX_QP_RD_ATOMIC)
+        if 'SRQ' not in name:
+            self.post_recvs(qp, 8)
 
     def reap(self):
         """Poll the CQ; post the SRQ as many receives as it used."""
@@ -451,8 +464,9 @@ def target_main(a):
     comment('fuzz QPs after the run: ' + ', '.join(states))
     fq.reap()
     comment('%d completions on the fuzz QPs, %d live rounds in all, '
-            'fuzz QPs taken from ERR back to RTR/RTS %d times' % (
-                fq.completions, live.rounds, fq.recycled))
+            'fuzz QPs taken from ERR back to RTR/RTS %d times (%d times '
+            'back in ERR half way)' % (fq.completions, live.rounds,
+                                      fq.recycled, fq.refused))
     publish(os.path.join(a.sync, 'fuzz-target.finished'), '')
     return 1 if tap.failed else 0
 
