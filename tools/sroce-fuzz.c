@@ -38,6 +38,8 @@
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <net/if.h>
+#include <netinet/ip_icmp.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -734,9 +736,76 @@ static int count_rx(const char *ifname, struct in_addr dst)
 	return 0;
 }
 
+/*
+ * --window: after every N frames, an ICMP echo to the target, and wait for
+ * its answer. The target takes frames off its NIC in order, so the answer
+ * means that all frames before the echo have been taken in (or dropped by
+ * the target itself, where its counters see it): no more than N are ever
+ * queued on the way, in QEMU or a host socket, which is where frames got
+ * lost without it.
+ */
+static int probe_fd = -1;
+static u16 probe_seq;
+static u64 probe_retries;
+
+static int probe(void)
+{
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_addr = dst_ip };
+	struct pollfd pfd = { .events = POLLIN };
+	struct icmphdr req = { .type = ICMP_ECHO };
+	int tries;
+	u8 buf[256];
+
+	if (probe_fd < 0) {
+		probe_fd = socket(AF_INET, SOCK_RAW, IPPROTO_ICMP);
+		if (probe_fd < 0) {
+			perror("icmp socket");
+			return -1;
+		}
+	}
+	pfd.fd = probe_fd;
+	req.un.echo.id = htons(0x5f7a);
+	req.un.echo.sequence = htons(++probe_seq);
+	req.checksum = htons(csum16((u8 *)&req, sizeof(req)));
+	for (tries = 0; tries < 30; tries++) {
+		struct timespec end, now;
+
+		if (sendto(probe_fd, &req, sizeof(req), 0, (void *)&to,
+			   sizeof(to)) < 0) {
+			perror("icmp sendto");
+			return -1;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &end);
+		end.tv_sec += 1;
+		for (;;) {
+			const struct icmphdr *ic;
+			ssize_t n;
+			int ms;
+
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			ms = (end.tv_sec - now.tv_sec) * 1000 +
+			     (end.tv_nsec - now.tv_nsec) / 1000000;
+			if (ms <= 0 || poll(&pfd, 1, ms) <= 0)
+				break;
+			n = recv(probe_fd, buf, sizeof(buf), 0);
+			if (n < IP_HLEN + (ssize_t)sizeof(*ic))
+				continue;
+			ic = (const void *)(buf + (buf[0] & 0xf) * 4);
+			if (ic->type == ICMP_ECHOREPLY &&
+			    ic->un.echo.id == req.un.echo.id &&
+			    ic->un.echo.sequence == req.un.echo.sequence)
+				return 0;
+		}
+		probe_retries++;
+	}
+	fprintf(stderr, "sroce-fuzz: the target stopped answering\n");
+	return -1;
+}
+
 static const char help_fmt[] =
 	"usage: sroce-fuzz -i IFACE --src IP --spoof IP --dst IP --dmac MAC\n"
 	"                  --target FILE [--seed N] [--count N] [--pps N]\n"
+	"                  [--window N]\n"
 	"       sroce-fuzz --count-rx IFACE --dst IP\n";
 
 static void usage(void)
@@ -757,11 +826,13 @@ int main(int argc, char **argv)
 		{ "seed", required_argument, NULL, 'r' },
 		{ "count", required_argument, NULL, 'n' },
 		{ "pps", required_argument, NULL, 'p' },
+		{ "window", required_argument, NULL, 'w' },
 		{ "count-rx", required_argument, NULL, 'c' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *ifname = NULL, *target = NULL, *count_if = NULL;
-	u64 seed = 1, count = 1000, pps = 0, sent = 0, i;
+	u64 seed = 1, count = 1000, pps = 0, sent = 0, i, window = 0;
+	u64 since_probe = 0;
 	u64 by_mode[2] = { 0 }, by_class[C_NR] = { 0 }, spoofed = 0;
 	static struct frame frames[BATCH];
 	struct mmsghdr msgs[BATCH];
@@ -802,6 +873,9 @@ int main(int argc, char **argv)
 			break;
 		case 'p':
 			pps = strtoull(optarg, NULL, 0);
+			break;
+		case 'w':
+			window = strtoull(optarg, NULL, 0);
 			break;
 		case 'c':
 			count_if = optarg;
@@ -847,6 +921,9 @@ int main(int argc, char **argv)
 		u32 n = count - sent < BATCH ? count - sent : BATCH;
 		u32 done = 0;
 
+		if (window && n > window - since_probe)
+			n = window - since_probe;
+
 		for (i = 0; i < n; i++) {
 			struct frame *f = &frames[i];
 			u8 *roce = f->buf + L2L4;
@@ -880,6 +957,12 @@ int main(int argc, char **argv)
 			done += k;
 		}
 		sent += n;
+		since_probe += n;
+		if (window && (since_probe >= window || sent == count)) {
+			if (probe())
+				return 1;
+			since_probe = 0;
+		}
 		if (pps) {		/* hold the average rate */
 			double el, want = (double)sent / pps;
 
@@ -895,6 +978,7 @@ int main(int argc, char **argv)
 	       sent, by_mode[0], by_mode[1], spoofed);
 	for (k = 0; k < C_NR; k++)
 		printf(" %s=%llu", cname[k], by_class[k]);
+	printf(" probes=%u probe_retries=%llu", probe_seq, probe_retries);
 	printf(" seconds=%.1f\n", now.tv_sec - t0.tv_sec +
 	       (now.tv_nsec - t0.tv_nsec) / 1e9);
 	return 0;
