@@ -379,10 +379,19 @@ def accounting(before, after, rx, fuzz_rx, res):
               '%d (the rest: packets a QP refused as malformed)' %
               res['malformed'], 'it grew by %d' %
               d.get('rx_drop_malformed', 0))
+        # What went on to a QP: the prediction, less what a QP's handler
+        # counted as malformed (a UC opcode for an RC QP, a response to a
+        # responder, ...). Those and the packets from an address not the
+        # QP's peer can only come out of the packets that reached a QP.
+        extra = d.get('rx_drop_malformed', 0) - res['malformed']
         to_qp = d['rx_packets'] - early - (rx - fuzz_rx)
-        comment('fuzzed packets that reached a QP handler: %d (predicted '
-                '%d plus the malformed ones a QP refused)' % (to_qp,
-                                                             res['to_qp']))
+        comment('fuzzed packets that reached a QP handler: %d = predicted '
+                '%d - %d a QP refused as malformed' % (
+                    to_qp, res['to_qp'], extra))
+        check(extra + d.get('rx_drop_not_peer', 0) <= res['to_qp'],
+              'the drops at a QP (malformed there %d, not from the peer %d) '
+              'fit in the %d packets that reached one' % (
+                  extra, d.get('rx_drop_not_peer', 0), res['to_qp']))
 
 
 def target_main(a):
