@@ -211,7 +211,7 @@ full_suite() {
 	mx "$k" interop-rxe vm "interop-rxe-$k" "$k" 2 "$top/tests/guest/run.sh" rc.sh sroce rxe "$interop_mode"
 	[ "$interop_mode" != ci ] || mx "$k" interop-rxe pcap "interop-rxe-$k"
 	mx "$k" integrity vm "integrity-$k" "$k" 2 "$top/tests/guest/run.sh" integrity.sh sroce sroce 1G
-	# The wire fuzzer, 10^6 frames at the receive path (fuzz.sh): 180 s.
+	# The wire fuzzer, 10^6 frames at the receive path (fuzz.sh): 99 s.
 	mx "$k" fuzz vm "fuzz-$k" "$k" 2 "$top/tests/guest/run.sh" fuzz.sh
 	mx "$k" integrity vm "integrity-netem-$k" "$k" 2 "$top/tests/guest/run.sh" integrity.sh sroce sroce 32M netem
 	mx "$k" ulp vm "ulp-$k" "$k" 2 "$top/tests/guest/run.sh" ulp.sh sroce sroce 256M sroce sroce 32M

@@ -9,7 +9,7 @@
 # counters account for every frame that arrived. The harness fails the run
 # on any splat in either guest's log.
 # Usage: fuzz.sh [COUNT [WINDOW [SEED]]]: COUNT frames (10^6; 10^5 in the
-# debug kernel); at most WINDOW (128) of them on the way before the target
+# debug kernel); at most WINDOW (64) of them on the way before the target
 # answers a ping (0: no such limit; frames then get lost between the
 # guests under TCG, and the target's drop counters can be checked only as
 # bounds); SEED for the fuzzer.
@@ -23,7 +23,7 @@ if [ "$SROCE_KERNEL" = debug ]; then
 else
 	count=${1:-1000000}
 fi
-window=${2:-128}
+window=${2:-64}
 seed=${3:-$((0x5eed))}
 fuzz=$SROCE_TREE/tools/sroce-fuzz
 target=$SROCE_TREE/tests/pyverbs/fuzz_target.py
