@@ -283,8 +283,8 @@ mx debug functional vm_join functional-debug
 mx debug rc-errors vm_join rc-errors-debug
 mx debug kunit kunit
 # The wire fuzzer (10^5 frames; KASAN holds the target to ~400 frames/s)
-# shares the hand-built packets' boot: 808 s for both on a loaded host,
-# 449 s for the fuzzer alone in a boot of its own.
+# shares the hand-built packets' boot: 808 s for both on a loaded host
+# (window 128), 492 s for the fuzzer alone in a boot of its own.
 mx debug rx vm rx-two-vms-debug debug 2 "$top/tests/guest/run.sh" rx.sh + fuzz.sh
 mx debug rc vm rc-debug debug 2 "$top/tests/guest/run.sh" rc.sh sroce sroce quick
 mx debug ulp vm ulp-debug debug 2 "$top/tests/guest/run.sh" ulp.sh sroce sroce 8M sroce sroce 4M
