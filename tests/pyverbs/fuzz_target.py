@@ -1,0 +1,505 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""The two ends of tests/guest/fuzz.sh around tools/sroce-fuzz.
+
+  fuzz_target.py target DEV --ip A.B.C.D --peer A.B.C.D --sync DIR
+                 --counter TOOL
+  fuzz_target.py peer DEV --ip A.B.C.D --sync DIR
+
+The target guest creates what the fuzzer aims at: RC QPs in RESET, INIT,
+RTR, RTS (one on an SRQ) and ERR, a UC and a UD QP, all with receives
+posted, their peer a QP number on the other guest that no verbs QP owns;
+MRs with remote access, each in the middle of a bigger mapping whose bytes
+on either side are a guard pattern; and a live RC connection to the peer
+guest's QP (the peer role), over which it keeps writing data and reading
+it back, every byte checked, before, during and after the fuzzing. It
+writes DIR/fuzz-target.txt for sroce-fuzz (QPNs, PSNs, MRs; the live QP is
+marked so that it only gets frames from the third address) and waits for
+DIR/fuzz.result, the fuzzer's summary line.
+
+Then it checks: every guard byte intact (a fuzzed WRITE or atomic with a
+valid rkey may change bytes inside an MR, never outside), receive buffers'
+guards too; the live QPs in RTS and data still verified; and the counters:
+at two quiet points (no live traffic in flight) it starts and stops
+`sroce-fuzz --count-rx`, which counts every IPv4 UDP 4791 frame to this
+address that eth0 took in (fuzzed ones apart, by their TOS): rx_packets
+must have grown by exactly that many, and, when every fuzzed frame
+arrived, rx_icrc_errors, rx_drop_pkey and rx_drop_no_qp by exactly what
+the fuzzer predicted, rx_drop_malformed by at least its prediction.
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import sroce_enums as e
+from pyverbs.addr import AHAttr, GID, GlobalRoute
+from pyverbs.cq import CQ
+from pyverbs.pyverbs_error import PyverbsRDMAError
+from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
+from pyverbs.wr import RecvWR
+
+import tap
+from tap import check
+from rc_errors import (LW, RW, RR, QPS, ST, Counters, Env, Region, Side,
+                       comment, connect, gid_of, init_attr, INIT_MASK,
+                       pattern, poll, post_send, rtr_attr, RTR_MASK)
+
+AT = 8			# IBV_ACCESS_REMOTE_ATOMIC
+ALL = LW | RW | RR | AT
+PAGE = 4096
+PEER_QPN = 0xf100	# + index: the fuzz QPs' peer, no QP of its own
+QKEY = 0x11111111
+LIVE_LEN = 1024		# bytes per live WRITE and READ
+PSN = 0x100		# every fuzz QP's rq_psn
+
+
+def wait_file(path, secs):
+    end = time.monotonic() + secs
+    while not os.path.exists(path):
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.2)
+    return True
+
+
+def publish(path, obj):
+    tmp = path + '.tmp'
+    with open(tmp, 'w') as f:
+        if isinstance(obj, str):
+            f.write(obj)
+        else:
+            json.dump(obj, f)
+    os.rename(tmp, path)
+
+
+def ah_attr(env, dgid):
+    return AHAttr(gr=GlobalRoute(dgid=GID(dgid), sgid_index=env.gid_index,
+                                 hop_limit=64), is_global=1, port_num=1)
+
+
+# --- the peer guest: one RC QP and an MR the target writes and reads ------
+
+def peer_main(a):
+    env = Env(a.dev, a.ip)
+    check(env.gid_index is not None, 'peer: IPv4 RoCE v2 GID found')
+    side = Side(env)
+    reg = Region(env, 4 * PAGE, LW | RW | RR, seed=21)
+    publish(os.path.join(a.sync, 'fuzz-peer.json'),
+            dict(qpn=side.qpn, rkey=reg.mr.rkey, va=reg.base,
+                 len=4 * PAGE))
+    tj = os.path.join(a.sync, 'fuzz-live.json')
+    if not wait_file(tj, 300):
+        check(False, 'peer: the target published its live QP')
+        return 1
+    with open(tj) as f:
+        t = json.load(f)
+    connect(env, side, t['qpn'], 0x2000, 0x1000, dgid=gid_of(t['ip']),
+            access=LW | RW | RR, timeout=18)
+    publish(os.path.join(a.sync, 'fuzz-peer.up'), '')
+    wait_file(os.path.join(a.sync, 'fuzz-target.finished'), 3600)
+    st = side.state()
+    check(st == e.IBV_QPS_RTS, 'peer: the live QP is still in RTS',
+          QPS.get(st, st))
+    side.close()
+    return 1 if tap.failed else 0
+
+
+# --- the target guest -----------------------------------------------------
+
+class Live:
+    """The live connection: WRITE a pattern to the peer, READ it back into
+    a second buffer, compare; again and again."""
+
+    def __init__(self, env, peer, ip):
+        self.side = Side(env, max_wr=16)
+        self.peer = peer
+        self.ip = ip
+        self.src = Region(env, 4 * PAGE, LW, off=PAGE, length=2 * PAGE,
+                          seed=31)
+        self.dst = Region(env, 4 * PAGE, LW, off=PAGE, length=2 * PAGE,
+                          seed=32)
+        self.rounds = 0
+        self.errors = []
+        self.stop = threading.Event()
+
+    def connect(self, env):
+        connect(env, self.side, self.peer['qpn'], 0x1000, 0x2000,
+                dgid=gid_of(self.ip), access=LW, timeout=18)
+
+    def round(self):
+        n = self.rounds
+        data = pattern(LIVE_LEN, n & 0xff)
+        off = PAGE + (n % 2) * LIVE_LEN
+        self.src.map[off:off + LIVE_LEN] = data
+        self.dst.map[off:off + LIVE_LEN] = b'\0' * LIVE_LEN
+        raddr = self.peer['va'] + (n % 4) * LIVE_LEN
+        post_send(self.side, 2 * n, e.IBV_WR_RDMA_WRITE,
+                  [self.src.sge(off, LIVE_LEN)], rkey=self.peer['rkey'],
+                  raddr=raddr)
+        post_send(self.side, 2 * n + 1, e.IBV_WR_RDMA_READ,
+                  [self.dst.sge(off, LIVE_LEN)], rkey=self.peer['rkey'],
+                  raddr=raddr)
+        wcs = poll(self.side.scq, 2, 60.0)
+        sts = [wc.status for wc in wcs]
+        if sts != [e.IBV_WC_SUCCESS] * 2:
+            self.errors.append('round %d: completions %s' % (
+                n, [ST.get(s, s) for s in sts]))
+            return False
+        if self.dst.map[off:off + LIVE_LEN] != data:
+            self.errors.append('round %d: READ back differs' % n)
+            return False
+        self.rounds += 1
+        return True
+
+    def run(self, fq):
+        last = time.monotonic()
+        try:
+            while not self.stop.is_set():
+                if not self.round():
+                    return
+                if time.monotonic() - last > 1.0:
+                    fq.recycle()
+                    last = time.monotonic()
+                time.sleep(0.05)
+        except Exception as ex:	# pylint: disable=broad-except
+            self.errors.append('the live thread stopped: %r' % ex)
+
+
+class FuzzQPs:
+    """The QPs the fuzzer aims at, their MRs and receive buffers."""
+
+    def __init__(self, env, peer_ip):
+        self.env = env
+        self.cq = CQ(env.ctx, 4096)
+        self.qps = []	# (name, qp, type, rq_psn)
+        # MRs in the middle of bigger mappings: a page of guard each side.
+        self.mrs = [Region(env, 4 * PAGE, ALL, off=PAGE, length=2 * PAGE,
+                           seed=41),
+                    Region(env, 3 * PAGE, LW | RW | RR, off=PAGE,
+                           length=PAGE, seed=42),
+                    Region(env, 3 * PAGE, LW | RW | AT, off=PAGE + 64,
+                           length=PAGE - 128, seed=43)]
+        # Receive buffers: local-only MRs, guarded the same way.
+        self.rbuf = Region(env, 8 * PAGE, LW, off=PAGE, length=6 * PAGE,
+                           seed=44)
+        self.srq = SRQ(env.pd, SrqInitAttr(SrqAttr(max_wr=64, max_sge=1)))
+        self.nrecv = 0
+        dgid = gid_of(peer_ip)
+        for name in ('RESET', 'INIT', 'RTR', 'RTS', 'RTS on an SRQ', 'ERR'):
+            srq = self.srq if 'SRQ' in name else None
+            qp = QP(env.pd, QPInitAttr(
+                qp_type=e.IBV_QPT_RC, scq=self.cq, rcq=self.cq, srq=srq,
+                cap=QPCap(max_send_wr=4, max_recv_wr=16)))
+            idx = len(self.qps)
+            if name != 'RESET':
+                qp.modify(init_attr(ALL), INIT_MASK)
+            if name in ('RTR', 'RTS', 'RTS on an SRQ', 'ERR'):
+                qp.modify(rtr_attr(env, PEER_QPN + idx, dgid, PSN),
+                          RTR_MASK)
+            if name.startswith('RTS') or name == 'ERR':
+                a = QPAttr(qp_state=e.IBV_QPS_RTS)
+                a.sq_psn, a.timeout, a.retry_cnt = 0x10, 14, 7
+                a.rnr_retry, a.max_rd_atomic = 7, env.rd_atom
+                qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_SQ_PSN |
+                          e.IBV_QP_TIMEOUT | e.IBV_QP_RETRY_CNT |
+                          e.IBV_QP_RNR_RETRY | e.IBV_QP_MAX_QP_RD_ATOMIC)
+            if name != 'RESET' and srq is None:
+                self.post_recvs(qp, 8)
+            if name == 'ERR':
+                qp.modify(QPAttr(qp_state=e.IBV_QPS_ERR), e.IBV_QP_STATE)
+            self.qps.append((name, qp, 'rc', PSN))
+        self.post_recvs(self.srq, 32)
+        self.dgid = dgid
+        self.recycled = 0
+        self.completions = 0
+        self.refused = 0
+        # UC in RTS
+        qp = QP(env.pd, QPInitAttr(qp_type=e.IBV_QPT_UC, scq=self.cq,
+                                   rcq=self.cq,
+                                   cap=QPCap(max_send_wr=4, max_recv_wr=16)))
+        qp.modify(init_attr(LW | RW), e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX |
+                  e.IBV_QP_PORT | e.IBV_QP_ACCESS_FLAGS)
+        a = QPAttr(qp_state=e.IBV_QPS_RTR)
+        a.path_mtu = env.port_mtu
+        a.dest_qp_num = PEER_QPN + 0x80
+        a.rq_psn = PSN
+        a.ah_attr = ah_attr(env, dgid)
+        qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_AV | e.IBV_QP_PATH_MTU |
+                  e.IBV_QP_DEST_QPN | e.IBV_QP_RQ_PSN)
+        a = QPAttr(qp_state=e.IBV_QPS_RTS)
+        a.sq_psn = 0x10
+        qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_SQ_PSN)
+        self.post_recvs(qp, 8)
+        self.qps.append(('UC in RTS', qp, 'uc', PSN))
+        # UD in RTS
+        qp = QP(env.pd, QPInitAttr(qp_type=e.IBV_QPT_UD, scq=self.cq,
+                                   rcq=self.cq,
+                                   cap=QPCap(max_send_wr=4, max_recv_wr=16)))
+        a = QPAttr(qp_state=e.IBV_QPS_INIT)
+        a.pkey_index, a.port_num, a.qkey = 0, 1, QKEY
+        qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX |
+                  e.IBV_QP_PORT | e.IBV_QP_QKEY)
+        qp.modify(QPAttr(qp_state=e.IBV_QPS_RTR), e.IBV_QP_STATE)
+        a = QPAttr(qp_state=e.IBV_QPS_RTS)
+        a.sq_psn = 0x10
+        qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_SQ_PSN)
+        self.post_recvs(qp, 8)
+        self.qps.append(('UD in RTS', qp, 'ud', 0))
+
+    def recycle(self):
+        """The RC QPs meant to be in RTR or RTS that the fuzzing put in
+        ERR (a valid-looking bad request is fatal): back through RESET to
+        where they were, receives posted again, so that the fuzzer keeps
+        meeting QPs in every state; the SRQ refilled; completions
+        reaped."""
+        self.reap()
+        for idx, (name, qp, t, _) in enumerate(self.qps):
+            if t != 'rc' or name in ('RESET', 'INIT', 'ERR'):
+                continue
+            if qp.query(e.IBV_QP_STATE)[0].qp_state != e.IBV_QPS_ERR:
+                continue
+            try:
+                self.reconnect(idx, name, qp)
+            except PyverbsRDMAError:
+                # A fuzzed packet put it back in ERR half way: next time.
+                self.refused += 1
+                continue
+            self.recycled += 1
+        self.reap()
+
+    def reconnect(self, idx, name, qp):
+        qp.modify(QPAttr(qp_state=e.IBV_QPS_RESET), e.IBV_QP_STATE)
+        qp.modify(init_attr(ALL), INIT_MASK)
+        qp.modify(rtr_attr(self.env, PEER_QPN + idx, self.dgid, PSN),
+                  RTR_MASK)
+        if name.startswith('RTS'):
+            a = QPAttr(qp_state=e.IBV_QPS_RTS)
+            a.sq_psn, a.timeout, a.retry_cnt = 0x10, 14, 7
+            a.rnr_retry, a.max_rd_atomic = 7, self.env.rd_atom
+            qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_SQ_PSN |
+                      e.IBV_QP_TIMEOUT | e.IBV_QP_RETRY_CNT |
+                      e.IBV_QP_RNR_RETRY | e.IBV_QP_MAX_QP_RD_ATOMIC)
+        if 'SRQ' not in name:
+            self.post_recvs(qp, 8)
+
+    def reap(self):
+        """Poll the CQ; post the SRQ as many receives as it used."""
+        sq = [qp.qp_num for n, qp, _, _ in self.qps if 'SRQ' in n]
+        wcs = poll(self.cq, 4096, 0.0)
+        self.completions += len(wcs)
+        used = sum(1 for wc in wcs if wc.qp_num in sq)
+        if used:
+            self.post_recvs(self.srq, used)
+
+    def post_recvs(self, q, n):
+        for _ in range(n):
+            # 1 KiB + 64 receive slots, 64 apart from the next
+            off = PAGE + (self.nrecv % 5) * 1088
+            self.nrecv += 1
+            q.post_recv(RecvWR(wr_id=self.nrecv, num_sge=1,
+                               sg=[self.rbuf.sge(off, 1088)]))
+
+    def guards_ok(self):
+        """(ok, detail): every byte outside every MR as it was."""
+        bad = []
+        for i, r in enumerate(self.mrs + [self.rbuf]):
+            cur = r.map[:]
+            end = r.off + r.mr.length
+            for lo, hi in ((0, r.off), (end, len(cur))):
+                if cur[lo:hi] != r.data[lo:hi]:
+                    d = [k for k in range(lo, hi) if cur[k] != r.data[k]]
+                    bad.append('region %d: %d guard bytes changed, %d..%d '
+                               '(MR at %d..%d)' % (i, len(d), d[0], d[-1],
+                                                   r.off, end))
+        return not bad, '; '.join(bad)
+
+    def txt(self, live_qpn):
+        lines = ['pmtu %d' % (128 << self.env.port_mtu), 'qkey %x' % QKEY]
+        for _, qp, t, psn in self.qps:
+            lines.append('qp %x %x %s x' % (qp.qp_num, psn, t))
+        lines.append('qp %x %x rc live' % (live_qpn, 0x2000))
+        for r in self.mrs:
+            lines.append('mr %x %x %x' % (r.base + r.off, r.mr.rkey,
+                                          r.mr.length))
+        for q in [1, live_qpn] + [qp.qp_num for _, qp, _, _ in self.qps]:
+            lines.append('known %x' % q)
+        return '\n'.join(lines) + '\n'
+
+
+def quiet(cnt, secs=2.0, limit=60.0):
+    """Wait until rx_packets has not moved for secs; return the counters."""
+    end = time.monotonic() + limit
+    last = cnt.read()
+    since = time.monotonic()
+    while time.monotonic() < end:
+        time.sleep(0.25)
+        now = cnt.read()
+        if now.get('rx_packets') != last.get('rx_packets'):
+            last, since = now, time.monotonic()
+        elif time.monotonic() - since >= secs:
+            return now
+    return last
+
+
+def accounting(before, after, rx, fuzz_rx, res):
+    d = {k: after.get(k, 0) - before.get(k, 0) for k in after}
+    comment('counter deltas: ' + ' '.join('%s=%d' % (k, v) for k, v in
+                                         sorted(d.items()) if v))
+    comment('frames to this address that eth0 took in: %d, fuzzed %d, '
+            'live traffic %d; the fuzzer sent %d' % (
+                rx, fuzz_rx, rx - fuzz_rx, res['sent']))
+    check(d['rx_packets'] == rx, 'rx_packets grew by exactly the frames '
+          'that arrived (%d)' % rx, 'rx_packets grew by %d' % d['rx_packets'])
+    early = sum(d.get(k, 0) for k in ('rx_drop_malformed', 'rx_icrc_errors',
+                                      'rx_drop_pkey', 'rx_drop_no_qp'))
+    check(early <= d['rx_packets'], 'the early drops (malformed, ICRC, '
+          'P_Key, no QP: %d) fit in rx_packets' % early)
+    lost = res['sent'] - fuzz_rx
+    if lost:
+        comment('%d fuzzed frames never reached eth0 (lost between the '
+                'guests): the per-class counts are bounds only' % lost)
+    for k, c in (('rx_icrc_errors', 'icrc'), ('rx_drop_pkey', 'pkey'),
+                 ('rx_drop_no_qp', 'no_qp')):
+        if lost:
+            check(res[c] - lost <= d.get(k, 0) <= res[c], '%s (%d) within '
+                  'the %d lost frames below the fuzzer\'s prediction %d' % (
+                      k, d.get(k, 0), lost, res[c]))
+        else:
+            check(d.get(k, 0) == res[c], '%s grew by the fuzzer\'s '
+                  'prediction %d' % (k, res[c]), 'it grew by %d' %
+                  d.get(k, 0))
+    if not lost:
+        check(d.get('rx_drop_malformed', 0) >= res['malformed'],
+              'rx_drop_malformed grew by at least the fuzzer\'s prediction '
+              '%d (the rest: packets a QP refused as malformed)' %
+              res['malformed'], 'it grew by %d' %
+              d.get('rx_drop_malformed', 0))
+        # What went on to a QP: the prediction, less what a QP's handler
+        # counted as malformed (a UC opcode for an RC QP, a response to a
+        # responder, ...). Those and the packets from an address not the
+        # QP's peer can only come out of the packets that reached a QP.
+        extra = d.get('rx_drop_malformed', 0) - res['malformed']
+        to_qp = d['rx_packets'] - early - (rx - fuzz_rx)
+        comment('fuzzed packets that reached a QP handler: %d = predicted '
+                '%d - %d a QP refused as malformed' % (
+                    to_qp, res['to_qp'], extra))
+        check(extra + d.get('rx_drop_not_peer', 0) <= res['to_qp'],
+              'the drops at a QP (malformed there %d, not from the peer %d) '
+              'fit in the %d packets that reached one' % (
+                  extra, d.get('rx_drop_not_peer', 0), res['to_qp']))
+
+
+def target_main(a):
+    env = Env(a.dev, a.ip)
+    check(env.gid_index is not None, 'IPv4 RoCE v2 GID found in sysfs')
+    if env.gid_index is None:
+        return 1
+    cnt = Counters(a.dev)
+    fq = FuzzQPs(env, a.peer)
+    pj = os.path.join(a.sync, 'fuzz-peer.json')
+    if not wait_file(pj, 300):
+        check(False, 'the peer published its QP')
+        return 1
+    with open(pj) as f:
+        peer = json.load(f)
+    live = Live(env, peer, a.peer)
+    live.connect(env)
+    publish(os.path.join(a.sync, 'fuzz-live.json'),
+            dict(qpn=live.side.qpn, ip=a.ip))
+    wait_file(os.path.join(a.sync, 'fuzz-peer.up'), 120)
+    ok = all(live.round() for _ in range(4))
+    check(ok, 'live connection: 4 WRITE+READ rounds verified before the '
+          'fuzzing', '; '.join(live.errors))
+
+    # A quiet point: nothing in flight; start counting frames, then read
+    # the counters.
+    quiet(cnt, secs=1.0)
+    counter = subprocess.Popen([a.counter, '--count-rx', 'eth0', '--dst',
+                                a.ip], stdout=subprocess.PIPE, text=True)
+    check(counter.stdout.readline().startswith('sroce-fuzz: counting'),
+          'the frame counter runs')
+    before = cnt.read()
+    th = threading.Thread(target=live.run, args=(fq,))
+    th.start()
+    publish(os.path.join(a.sync, 'fuzz-target.txt'),
+            fq.txt(live.side.qpn))
+    comment('target ready: %d fuzz QPs, live QP %#x' % (len(fq.qps),
+                                                        live.side.qpn))
+    rf = os.path.join(a.sync, 'fuzz.result')
+    got = wait_file(rf, a.timeout)
+    check(got, 'the fuzzer finished')
+    live.stop.set()
+    th.join()
+    check(not live.errors, 'live connection: %d rounds verified during the '
+          'fuzzing' % live.rounds, '; '.join(live.errors))
+    res = {}
+    if got:
+        with open(rf) as f:
+            line = f.read().strip()
+        comment(line)
+        res = {k: float(v) if '.' in v else int(v) for k, v in
+               (x.split('=') for x in line.split()[1:])}
+    after = quiet(cnt)
+    counter.send_signal(signal.SIGTERM)
+    out = counter.communicate(timeout=30)[0]
+    m = dict(x.split('=') for x in out.split()[1:] if '=' in x)
+    if res and 'rx' in m:
+        accounting(before, after, int(m['rx']), int(m['fuzz']), res)
+    else:
+        check(False, 'counter results', out)
+
+    ok = all(live.round() for _ in range(8))
+    check(ok, 'live connection: 8 WRITE+READ rounds verified after the '
+          'fuzzing', '; '.join(live.errors))
+    st = live.side.state()
+    check(st == e.IBV_QPS_RTS, 'live connection: QP still in RTS',
+          QPS.get(st, st))
+    ok, detail = fq.guards_ok()
+    check(ok, 'guard bytes around %d MRs and the receive buffers intact' %
+          len(fq.mrs), detail)
+    for r in (live.src, live.dst):
+        cur = r.map[:]
+        lo, hi = r.off, r.off + r.mr.length
+        check(cur[:lo] == r.data[:lo] and cur[hi:] == r.data[hi:],
+              'live buffers: guard bytes intact')
+    states = []
+    for name, qp, _, _ in fq.qps:
+        st = qp.query(e.IBV_QP_STATE)[0].qp_state
+        states.append('%s: %s' % (name, QPS.get(st, st)))
+    comment('fuzz QPs after the run: ' + ', '.join(states))
+    fq.reap()
+    comment('%d completions on the fuzz QPs, %d live rounds in all, '
+            'fuzz QPs taken from ERR back to RTR/RTS %d times (%d times '
+            'back in ERR half way)' % (fq.completions, live.rounds,
+                                      fq.recycled, fq.refused))
+    publish(os.path.join(a.sync, 'fuzz-target.finished'), '')
+    return 1 if tap.failed else 0
+
+
+def main():
+    import argparse	# pylint: disable=import-outside-toplevel
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest='role', required=True)
+    t = sub.add_parser('target')
+    t.add_argument('dev')
+    t.add_argument('--ip', required=True)
+    t.add_argument('--peer', required=True)
+    t.add_argument('--sync', required=True)
+    t.add_argument('--counter', required=True)
+    t.add_argument('--timeout', type=int, default=3000)
+    p = sub.add_parser('peer')
+    p.add_argument('dev')
+    p.add_argument('--ip', required=True)
+    p.add_argument('--sync', required=True)
+    a = ap.parse_args()
+    return target_main(a) if a.role == 'target' else peer_main(a)
+
+
+if __name__ == '__main__':
+    sys.stdout.reconfigure(line_buffering=True)
+    sys.exit(main())

@@ -1,0 +1,985 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sroce-fuzz: a RoCEv2 wire fuzzer for a receiver's parse and receive path.
+ *
+ * Builds IPv4 RoCEv2 frames (Ethernet, IP, UDP, BTH and the rest, with the
+ * ICRC of include/sroce/wire.h's RoCEv2 masking rules) and sends them in
+ * sendmmsg() batches through an AF_PACKET socket. Two modes, interleaved:
+ *
+ *   generational: a random opcode (every RC/UC/UD one, CNP, and reserved
+ *     ones), random BTH fields, extension headers of the right size or cut
+ *     short or too long, random payload lengths from 0 to past the path MTU;
+ *     QPNs mostly the target's, PSNs mostly near the expected ones, rkeys
+ *     and addresses mostly in its MRs;
+ *   mutational: a valid packet of one opcode for a QP of its transport,
+ *     then bits flipped, bytes set, the packet cut or extended, or one
+ *     header field changed.
+ *
+ * IP and UDP headers are always valid, so that every frame that reaches
+ * the target host reaches its RoCEv2 receive path: what the target counts
+ * must add up to what arrived. Most frames carry a correct ICRC (computed
+ * after the mutation), some a wrong one. Sources: the connected peer's
+ * address, and a third address on the same subnet; a QP marked live (a
+ * connection that must stay intact) only ever gets the third address.
+ *
+ * For each frame the fuzzer predicts what the receive path's first stages
+ * must count (malformed, ICRC error, P_Key, no QP, or handed to a QP) the
+ * way sroce parses, and prints the totals as one "sroce-fuzz:" line.
+ *
+ * Usage: sroce-fuzz --count-rx IFACE --dst IP
+ *   counts the IPv4 UDP 4791 frames to IP that IFACE receives (a packet
+ *   socket filter) until SIGTERM or SIGINT, then prints the count.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <linux/filter.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
+#include <netinet/ip_icmp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sroce/wire.h>
+
+typedef unsigned long long u64;
+typedef unsigned int u32;
+typedef unsigned short u16;
+typedef unsigned char u8;
+
+#define ETH_HLEN_	14
+#define IP_HLEN		20
+#define UDP_HLEN	8
+#define L2L4		(ETH_HLEN_ + IP_HLEN + UDP_HLEN)
+#define MAX_ROCE	(1500 - IP_HLEN - UDP_HLEN)	/* BTH..ICRC */
+#define BATCH		64
+#define MAX_QPS		64
+#define MAX_MRS		16
+#define MAX_KNOWN	256
+/* The IP TOS of every fuzzed frame (DSCP 8): how they are told apart. */
+#define FUZZ_TOS	0x20
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+enum qtype { Q_RC, Q_UC, Q_UD };
+
+struct tqp {
+	u32 qpn;
+	u32 psn;
+	enum qtype type;
+	bool live;
+};
+
+struct tmr {
+	u64 va;
+	u32 rkey;
+	u32 len;
+};
+
+static struct tqp qps[MAX_QPS];
+static int nqps;
+static struct tmr mrs[MAX_MRS];
+static int nmrs;
+static u32 known[MAX_KNOWN];
+static int nknown;
+static u32 pmtu = 1024;
+static u32 qkey = 0x11111111;
+
+/* What the receive path must make of the frames sent, class by class. */
+enum { C_MALFORMED, C_ICRC, C_PKEY, C_NO_QP, C_QP, C_NR };
+static const char * const cname[C_NR] = {
+	"malformed", "icrc", "pkey", "no_qp", "to_qp",
+};
+
+static u64 rng;
+
+static u32 rnd(void)
+{
+	/* xorshift64* */
+	rng ^= rng >> 12;
+	rng ^= rng << 25;
+	rng ^= rng >> 27;
+	return (u32)((rng * 0x2545f4914f6cdd1dULL) >> 32);
+}
+
+static u32 below(u32 n)
+{
+	return n ? rnd() % n : 0;
+}
+
+static bool chance(u32 pct)
+{
+	return below(100) < pct;
+}
+
+static void rnd_bytes(u8 *p, u32 n)
+{
+	while (n--)
+		*p++ = rnd();
+}
+
+/* CRC-32 (IEEE, reflected), as zlib's and the kernel's crc32_le. */
+static u32 crc_tab[256];
+
+static void crc_init(void)
+{
+	u32 i, j, c;
+
+	for (i = 0; i < 256; i++) {
+		c = i;
+		for (j = 0; j < 8; j++)
+			c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
+		crc_tab[i] = c;
+	}
+}
+
+static u32 crc32_upd(u32 crc, const u8 *p, u32 n)
+{
+	while (n--)
+		crc = crc_tab[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+	return crc;
+}
+
+/*
+ * The ICRC of an IPv4 RoCEv2 packet: @ip at the IP header, @len bytes up
+ * to the ICRC. Masked as drivers/sroce/icrc.c masks them.
+ */
+static u32 icrc(const u8 *ip, u32 len)
+{
+	static const u8 ones[8] = {
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	};
+	u8 h[IP_HLEN + UDP_HLEN + sizeof(struct sroce_bth)];
+	u32 hl = sizeof(h), crc;
+
+	if (len < hl)
+		hl = len;
+	memcpy(h, ip, hl);
+	h[1] = 0xff;			/* TOS */
+	h[8] = 0xff;			/* TTL */
+	h[10] = 0xff;			/* header checksum */
+	h[11] = 0xff;
+	h[IP_HLEN + 6] = 0xff;		/* UDP checksum */
+	h[IP_HLEN + 7] = 0xff;
+	if (hl > IP_HLEN + UDP_HLEN + 4)
+		h[IP_HLEN + UDP_HLEN + 4] = 0xff;	/* FECN, BECN, resv */
+	crc = crc32_upd(~0u, ones, sizeof(ones));
+	crc = crc32_upd(crc, h, hl);
+	crc = crc32_upd(crc, ip + hl, len - hl);
+	return ~crc;
+}
+
+static u16 csum16(const u8 *p, u32 n)
+{
+	u32 s = 0;
+
+	for (; n > 1; p += 2, n -= 2)
+		s += (p[0] << 8) | p[1];
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return ~s & 0xffff;
+}
+
+/*
+ * What sroce's receive path counts a frame as, following sroce_parse()
+ * and sroce_rcv(): @roce is the BTH onwards, @len bytes with the ICRC.
+ */
+static int classify(const u8 *roce, u32 len, bool good_icrc)
+{
+	const struct sroce_bth *bth = (const void *)roce;
+	u32 hlen, hdrs, pad, qpn;
+	int i;
+
+	if (len < sizeof(*bth))
+		return C_MALFORMED;
+	hdrs = sroce_opcode_hdrs(sroce_bth_opcode(bth));
+	hlen = sroce_opcode_hdr_len(sroce_bth_opcode(bth));
+	if (!hlen || sroce_bth_tver(bth))
+		return C_MALFORMED;
+	pad = sroce_bth_pad(bth);
+	if (len < hlen + pad + SROCE_ICRC_LEN)
+		return C_MALFORMED;
+	if (len - hlen - pad - SROCE_ICRC_LEN && !(hdrs & SROCE_HDR_PAYLOAD))
+		return C_MALFORMED;
+	if (!good_icrc)
+		return C_ICRC;
+	if ((sroce_bth_pkey(bth) & 0x7fff) != (SROCE_DEFAULT_PKEY & 0x7fff))
+		return C_PKEY;
+	qpn = sroce_bth_qpn(bth);
+	if (qpn == SROCE_MCAST_QPN)	/* no group on the target */
+		return (sroce_bth_opcode(bth) & SROCE_TR_MASK) == SROCE_TR_UD ?
+		       C_NO_QP : C_MALFORMED;
+	for (i = 0; i < nknown; i++)
+		if (known[i] == qpn)
+			return C_QP;
+	return C_NO_QP;
+}
+
+static u8 valid_ops[256];
+static int nvalid;
+
+static void init_ops(void)
+{
+	int op;
+
+	for (op = 0; op < 256; op++)
+		if (sroce_opcode_hdrs(op))
+			valid_ops[nvalid++] = op;
+}
+
+static enum qtype op_type(u8 op)
+{
+	switch (op & SROCE_TR_MASK) {
+	case SROCE_TR_UC:
+		return Q_UC;
+	case SROCE_TR_UD:
+		return Q_UD;
+	}
+	return Q_RC;
+}
+
+static u32 pick_qpn(void)
+{
+	u32 r = below(100);
+
+	if (r < 80 && nqps)
+		return qps[below(nqps)].qpn;
+	if (r < 85)
+		return 1;
+	if (r < 90)
+		return 0x800000 + below(0x7ffffe);	/* nobody's */
+	if (r < 95)
+		return SROCE_MCAST_QPN;
+	return rnd() & SROCE_QPN_MASK;
+}
+
+static struct tqp *find_qp(u32 qpn)
+{
+	int i;
+
+	for (i = 0; i < nqps; i++)
+		if (qps[i].qpn == qpn)
+			return &qps[i];
+	return NULL;
+}
+
+static u32 pick_psn(u32 qpn)
+{
+	struct tqp *q = find_qp(qpn);
+
+	if (q && chance(80))
+		return (q->psn + below(24) - 8) & SROCE_PSN_MASK;
+	return rnd() & SROCE_PSN_MASK;
+}
+
+/* An address and length mostly inside one of the MRs. */
+static void pick_range(u64 *va, u32 *rkey, u32 *len, u32 align)
+{
+	struct tmr *m = nmrs ? &mrs[below(nmrs)] : NULL;
+	u32 off;
+
+	if (!m || chance(10)) {
+		*va = ((u64)rnd() << 32) | rnd();
+		*rkey = rnd();
+		*len = chance(50) ? below(4096) : rnd();
+		return;
+	}
+	off = below(m->len + 64);
+	if (chance(70))
+		off = off > m->len ? m->len : off;
+	if (chance(10))
+		off = -below(64);	/* before the start */
+	if (align && chance(90))
+		off &= ~(align - 1);
+	*va = m->va + (int)off;
+	*rkey = chance(90) ? m->rkey : m->rkey ^ (1u << below(32));
+	*len = chance(80) ? below(pmtu + 1) : below(2 * pmtu + 64);
+}
+
+/* The extension headers of @op into @p; returns their length. */
+static u32 ext_hdrs(u8 *p, u8 op, u32 *paylen)
+{
+	u32 h = sroce_opcode_hdrs(op), rkey, len, n = 0;
+	u64 va;
+
+	if (h & SROCE_HDR_FETH) {
+		sroce_feth_init((void *)(p + n), below(4), below(3));
+		n += sizeof(struct sroce_feth);
+	}
+	if (h & SROCE_HDR_RETH) {
+		pick_range(&va, &rkey, &len, 0);
+		if ((op & SROCE_OP_MASK) == SROCE_OP_ATOMIC_WRITE && chance(80))
+			len = 8;
+		*paylen = len;
+		sroce_reth_init((void *)(p + n), va, rkey, len);
+		n += sizeof(struct sroce_reth);
+	}
+	if (h & SROCE_HDR_ATMETH) {
+		pick_range(&va, &rkey, &len, 8);
+		sroce_atmeth_init((void *)(p + n), va, rkey,
+				  ((u64)rnd() << 32) | rnd(),
+				  chance(50) ? 0 : ((u64)rnd() << 32) | rnd());
+		n += sizeof(struct sroce_atmeth);
+	}
+	if (h & SROCE_HDR_AETH) {
+		sroce_aeth_init((void *)(p + n), rnd(), rnd());
+		n += sizeof(struct sroce_aeth);
+	}
+	if (h & SROCE_HDR_ATMACK) {
+		sroce_atmack_init((void *)(p + n), ((u64)rnd() << 32) | rnd());
+		n += sizeof(struct sroce_atmack);
+	}
+	if (h & SROCE_HDR_DETH) {
+		sroce_deth_init((void *)(p + n),
+				chance(50) ? qkey : chance(50) ?
+				SROCE_GSI_QKEY : rnd(), rnd());
+		n += sizeof(struct sroce_deth);
+	}
+	if (h & SROCE_HDR_IMM) {
+		rnd_bytes(p + n, 4);
+		n += 4;
+	}
+	if (h & SROCE_HDR_IETH) {
+		struct sroce_ieth *ie = (void *)(p + n);
+
+		ie->rkey = sroce_cpu_be32(nmrs && chance(50) ?
+					  mrs[below(nmrs)].rkey : rnd());
+		n += sizeof(*ie);
+	}
+	return n;
+}
+
+static void payload(u8 *p, u32 n)
+{
+	u32 i, b = rnd();
+
+	for (i = 0; i < n; i++)
+		p[i] = (u8)(b + i * 13);
+}
+
+/* A generational packet: BTH onwards up to, not including, the ICRC. */
+static u32 gen_packet(u8 *roce)
+{
+	u32 r = below(100), qpn, hl, paylen = 0, n, pad, max, len;
+	struct sroce_bth *bth = (void *)roce;
+	u8 op;
+
+	if (r < 80)
+		op = valid_ops[below(nvalid)];
+	else if (r < 85)
+		op = SROCE_OPCODE_CNP;
+	else
+		op = rnd();
+	qpn = pick_qpn();
+	sroce_bth_init(bth, op, chance(50), below(4),
+		       chance(95) ? SROCE_DEFAULT_PKEY :
+		       chance(50) ? 0x7fff : rnd(), qpn, chance(50),
+		       pick_psn(qpn));
+	if (chance(5))
+		bth->flags |= rnd() & SROCE_BTH_TVER_MASK;
+	if (chance(10))
+		bth->qpn |= sroce_cpu_be32(rnd() & 0xff000000u);
+	hl = sizeof(*bth) + ext_hdrs(roce + sizeof(*bth), op, &paylen);
+	if (chance(10)) {	/* short or long extension headers */
+		n = sizeof(*bth) + below(hl - sizeof(*bth) + 16);
+		if (n > hl)
+			rnd_bytes(roce + hl, n - hl);
+		hl = n;
+	}
+	max = MAX_ROCE - SROCE_ICRC_LEN;
+	r = below(100);
+	if (r < 15)
+		n = 0;
+	else if (r < 60)
+		n = 1 + below(pmtu);
+	else if (r < 80)
+		n = pmtu + below(max - hl - pmtu + 1);
+	else
+		n = paylen;
+	if (n > max - hl)
+		n = max - hl;
+	payload(roce + hl, n);
+	len = hl + n;
+	pad = chance(80) ? sroce_pad_len(n) : below(4);
+	if (len + pad <= max) {
+		memset(roce + len, 0, pad);
+		len += pad;
+	}
+	return len;
+}
+
+/* A valid packet of a valid opcode for one of the target's QPs. */
+static u32 valid_packet(u8 *roce)
+{
+	struct sroce_bth *bth = (void *)roce;
+	u32 paylen = 0, hl, h, n, len;
+	struct tqp *q = NULL;
+	u8 op;
+	int tries;
+
+	for (tries = 0; tries < 16; tries++) {
+		op = valid_ops[below(nvalid)];
+		q = nqps ? &qps[below(nqps)] : NULL;
+		if (!q || q->type == op_type(op))
+			break;
+	}
+	h = sroce_opcode_hdrs(op);
+	sroce_bth_init(bth, op, 0, 0, SROCE_DEFAULT_PKEY, q ? q->qpn : 1,
+		       chance(50), q ? q->psn : 0);
+	hl = sizeof(*bth) + ext_hdrs(roce + sizeof(*bth), op, &paylen);
+	if (!(h & SROCE_HDR_PAYLOAD))
+		n = 0;
+	else if (h & SROCE_HDR_RETH)
+		n = paylen <= pmtu ? paylen : below(pmtu + 1);
+	else if ((op & SROCE_OP_MASK) == SROCE_OP_SEND_FIRST ||
+		 (op & SROCE_OP_MASK) == SROCE_OP_SEND_MIDDLE ||
+		 (op & SROCE_OP_MASK) == SROCE_OP_WRITE_MIDDLE ||
+		 (op & SROCE_OP_MASK) == SROCE_OP_READ_RESP_FIRST ||
+		 (op & SROCE_OP_MASK) == SROCE_OP_READ_RESP_MIDDLE)
+		n = pmtu;
+	else
+		n = below(pmtu + 1);
+	if (hl + n > MAX_ROCE - SROCE_ICRC_LEN - 3)
+		n = MAX_ROCE - SROCE_ICRC_LEN - 3 - hl;
+	if (h & SROCE_HDR_RETH)		/* the RETH length is the payload's */
+		((struct sroce_reth *)(roce + sizeof(*bth) +
+		 (h & SROCE_HDR_FETH ? sizeof(struct sroce_feth) : 0)))->len =
+			sroce_cpu_be32(n);
+	payload(roce + hl, n);
+	len = hl + n;
+	bth->flags |= sroce_pad_len(n) << SROCE_BTH_PAD_SHIFT;
+	memset(roce + len, 0, sroce_pad_len(n));
+	return len + sroce_pad_len(n);
+}
+
+static u32 mut_packet(u8 *roce)
+{
+	u32 len = valid_packet(roce), max = MAX_ROCE - SROCE_ICRC_LEN;
+	struct sroce_bth *bth = (void *)roce;
+	u32 k, nmut = 1 + below(4), off, n;
+
+	for (k = 0; k < nmut; k++) {
+		switch (below(6)) {
+		case 0:		/* flip a bit */
+			if (len)
+				roce[below(len)] ^= 1 << below(8);
+			break;
+		case 1:		/* set a byte */
+			if (len)
+				roce[below(len)] = rnd();
+			break;
+		case 2:		/* cut */
+			len -= below(len + 1 < 64 ? len + 1 : 64);
+			break;
+		case 3:		/* extend */
+			n = below(65);
+			if (len + n > max)
+				n = max - len;
+			rnd_bytes(roce + len, n);
+			len += n;
+			break;
+		case 4:		/* one BTH field */
+			if (len < sizeof(*bth))
+				break;
+			off = below(6);
+			if (off == 0)
+				bth->opcode = chance(50) ?
+					      valid_ops[below(nvalid)] : rnd();
+			else if (off == 1)
+				bth->flags = rnd();
+			else if (off == 2)
+				bth->pkey = sroce_cpu_be16(rnd());
+			else if (off == 3)
+				bth->qpn = sroce_cpu_be32(pick_qpn());
+			else
+				bth->apsn = sroce_cpu_be32(rnd());
+			break;
+		default:	/* an extension header word */
+			if (len > sizeof(*bth) + 4) {
+				off = sizeof(*bth) +
+				      (below(len - sizeof(*bth) - 3) & ~3u);
+				memcpy(roce + off, &(u32){ rnd() }, 4);
+			}
+			break;
+		}
+	}
+	return len;
+}
+
+struct frame {
+	u8 buf[ETH_HLEN_ + 1500];
+	u32 len;
+};
+
+static u8 smac[6], dmac[6];
+static struct in_addr src_ip, spoof_ip, dst_ip;
+
+/* Ethernet, IP and UDP around @roce_len bytes at buf + L2L4; the ICRC. */
+static void wrap(struct frame *f, u32 roce_len, bool spoof, bool bad_icrc)
+{
+	u8 *eth = f->buf, *ip = eth + ETH_HLEN_, *udp = ip + IP_HLEN;
+	u32 ulen = UDP_HLEN + roce_len + SROCE_ICRC_LEN, c;
+	u16 sum;
+
+	memcpy(eth, dmac, 6);
+	memcpy(eth + 6, smac, 6);
+	eth[12] = 0x08;
+	eth[13] = 0x00;
+	ip[0] = 0x45;
+	ip[1] = FUZZ_TOS;
+	ip[2] = (IP_HLEN + ulen) >> 8;
+	ip[3] = (IP_HLEN + ulen) & 0xff;
+	ip[4] = rnd();
+	ip[5] = rnd();
+	ip[6] = 0x40;			/* DF */
+	ip[7] = 0;
+	ip[8] = 64;
+	ip[9] = 17;
+	ip[10] = 0;
+	ip[11] = 0;
+	memcpy(ip + 12, spoof ? &spoof_ip : &src_ip, 4);
+	memcpy(ip + 16, &dst_ip, 4);
+	sum = csum16(ip, IP_HLEN);
+	ip[10] = sum >> 8;
+	ip[11] = sum & 0xff;
+	udp[0] = 0xc0 | below(0x40);
+	udp[1] = rnd();
+	udp[2] = SROCE_UDP_PORT >> 8;
+	udp[3] = SROCE_UDP_PORT & 0xff;
+	udp[4] = ulen >> 8;
+	udp[5] = ulen & 0xff;
+	udp[6] = 0;			/* no UDP checksum, as RoCEv2 sends */
+	udp[7] = 0;
+	c = icrc(ip, IP_HLEN + UDP_HLEN + roce_len);
+	if (bad_icrc)
+		c ^= 1u << below(32);
+	/* little endian on the wire */
+	udp[UDP_HLEN + roce_len] = c;
+	udp[UDP_HLEN + roce_len + 1] = c >> 8;
+	udp[UDP_HLEN + roce_len + 2] = c >> 16;
+	udp[UDP_HLEN + roce_len + 3] = c >> 24;
+	f->len = L2L4 + roce_len + SROCE_ICRC_LEN;
+	if (f->len < 60) {		/* the minimum Ethernet frame */
+		memset(f->buf + f->len, 0, 60 - f->len);
+		f->len = 60;
+	}
+}
+
+/* The live QPs take frames from the third address only. */
+static bool must_spoof(const u8 *roce, u32 len)
+{
+	struct tqp *q;
+
+	if (len < sizeof(struct sroce_bth))
+		return false;
+	q = find_qp(sroce_bth_qpn((const void *)roce));
+	return q && q->live;
+}
+
+static int load_target(const char *path)
+{
+	char line[256], kind[16], t[8], live[8];
+	unsigned long long a;
+	unsigned int b, c;
+	FILE *f = fopen(path, "r");
+
+	if (!f) {
+		perror(path);
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%15s", kind) != 1)
+			continue;
+		if (!strcmp(kind, "qp") && nqps < MAX_QPS &&
+		    sscanf(line, "qp %llx %x %7s %7s", &a, &b, t, live) == 4) {
+			qps[nqps].qpn = a & SROCE_QPN_MASK;
+			qps[nqps].psn = b & SROCE_PSN_MASK;
+			qps[nqps].type = !strcmp(t, "ud") ? Q_UD :
+					 !strcmp(t, "uc") ? Q_UC : Q_RC;
+			qps[nqps].live = !strcmp(live, "live");
+			nqps++;
+		} else if (!strcmp(kind, "mr") && nmrs < MAX_MRS &&
+			   sscanf(line, "mr %llx %x %x", &a, &b, &c) == 3) {
+			mrs[nmrs].va = a;
+			mrs[nmrs].rkey = b;
+			mrs[nmrs].len = c;
+			nmrs++;
+		} else if (!strcmp(kind, "known") && nknown < MAX_KNOWN &&
+			   sscanf(line, "known %llx", &a) == 1) {
+			known[nknown++] = a;
+		} else if (!strcmp(kind, "pmtu") &&
+			   sscanf(line, "pmtu %u", &b) == 1) {
+			pmtu = b;
+		} else if (!strcmp(kind, "qkey") &&
+			   sscanf(line, "qkey %x", &b) == 1) {
+			qkey = b;
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+static int parse_mac(const char *s, u8 *mac)
+{
+	unsigned int m[6], i;
+
+	if (sscanf(s, "%x:%x:%x:%x:%x:%x", &m[0], &m[1], &m[2], &m[3], &m[4],
+		   &m[5]) != 6)
+		return -1;
+	for (i = 0; i < 6; i++)
+		mac[i] = m[i];
+	return 0;
+}
+
+/* recv() is a call, so the loop reads it again after each signal. */
+static sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+/*
+ * A packet socket that takes the incoming IPv4 UDP 4791 frames to @dst
+ * (with @tos only, if @tos >= 0): PACKET_STATISTICS then counts them, those
+ * its queue had no room for included, so it need not keep up.
+ */
+static int rx_socket(const char *ifname, struct in_addr dst, int tos)
+{
+	u32 d = ntohl(dst.s_addr);
+	struct sock_filter code[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SKF_AD_OFF + SKF_AD_PKTTYPE),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PACKET_OUTGOING, 11, 0),
+		BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 12),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ETH_P_IP, 0, 9),
+		BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 23),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 17, 0, 7),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 30),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, d, 0, 5),
+		BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 15),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, tos < 0 ? 0 : tos,
+			 0, tos < 0 ? 0 : 3),
+		BPF_STMT(BPF_LDX | BPF_B | BPF_MSH, 14),
+		BPF_STMT(BPF_LD | BPF_H | BPF_IND, 16),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SROCE_UDP_PORT, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, 0),
+		BPF_STMT(BPF_RET | BPF_K, 64),
+	};
+	struct sock_fprog prog = { .len = ARRAY_SIZE(code), .filter = code };
+	struct sockaddr_ll sll = { .sll_family = AF_PACKET };
+	struct tpacket_stats st;
+	socklen_t sl = sizeof(st);
+	char buf[64];
+	int fd;
+
+	fd = socket(AF_PACKET, SOCK_RAW, 0);
+	if (fd < 0)
+		return -1;
+	/* Attach the filter first, then bind: nothing unfiltered gets in. */
+	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog,
+		       sizeof(prog))) {
+		close(fd);
+		return -1;
+	}
+	sll.sll_protocol = htons(ETH_P_ALL);
+	sll.sll_ifindex = if_nametoindex(ifname);
+	if (bind(fd, (void *)&sll, sizeof(sll))) {
+		close(fd);
+		return -1;
+	}
+	while (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
+		;
+	/* Reading the statistics resets them: start from zero. */
+	getsockopt(fd, SOL_PACKET, PACKET_STATISTICS, &st, &sl);
+	return fd;
+}
+
+static u64 rx_count(int fd)
+{
+	struct tpacket_stats st;
+	socklen_t sl = sizeof(st);
+
+	if (getsockopt(fd, SOL_PACKET, PACKET_STATISTICS, &st, &sl))
+		return 0;
+	/* tp_packets: what the filter took, the dropped ones included */
+	return st.tp_packets;
+}
+
+/* --count-rx: count until SIGTERM or SIGINT. */
+static int count_rx(const char *ifname, struct in_addr dst)
+{
+	int all = rx_socket(ifname, dst, -1);
+	int fuzz = rx_socket(ifname, dst, FUZZ_TOS);
+
+	if (all < 0 || fuzz < 0) {
+		perror("count-rx");
+		return 1;
+	}
+	signal(SIGTERM, on_signal);
+	signal(SIGINT, on_signal);
+	printf("sroce-fuzz: counting\n");
+	fflush(stdout);
+	while (!stop)
+		pause();
+	printf("sroce-fuzz: rx=%llu fuzz=%llu\n", rx_count(all),
+	       rx_count(fuzz));
+	return 0;
+}
+
+/*
+ * --window: after every N frames, an ICMP echo to the target, and wait for
+ * its answer. The target takes frames off its NIC in order, so the answer
+ * means that all frames before the echo have been taken in (or dropped by
+ * the target itself, where its counters see it): no more than N are ever
+ * queued on the way, in QEMU or a host socket, which is where frames got
+ * lost without it.
+ */
+static int probe_fd = -1;
+static u16 probe_seq;
+static u64 probe_retries;
+
+static int probe(void)
+{
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_addr = dst_ip };
+	struct pollfd pfd = { .events = POLLIN };
+	struct icmphdr req = { .type = ICMP_ECHO };
+	int tries;
+	u8 buf[256];
+
+	if (probe_fd < 0) {
+		probe_fd = socket(AF_INET, SOCK_RAW, IPPROTO_ICMP);
+		if (probe_fd < 0) {
+			perror("icmp socket");
+			return -1;
+		}
+	}
+	pfd.fd = probe_fd;
+	req.un.echo.id = htons(0x5f7a);
+	req.un.echo.sequence = htons(++probe_seq);
+	req.checksum = htons(csum16((u8 *)&req, sizeof(req)));
+	for (tries = 0; tries < 30; tries++) {
+		struct timespec end, now;
+
+		if (sendto(probe_fd, &req, sizeof(req), 0, (void *)&to,
+			   sizeof(to)) < 0) {
+			perror("icmp sendto");
+			return -1;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &end);
+		end.tv_sec += 1;
+		for (;;) {
+			const struct icmphdr *ic;
+			ssize_t n;
+			int ms;
+
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			ms = (end.tv_sec - now.tv_sec) * 1000 +
+			     (end.tv_nsec - now.tv_nsec) / 1000000;
+			if (ms <= 0 || poll(&pfd, 1, ms) <= 0)
+				break;
+			n = recv(probe_fd, buf, sizeof(buf), 0);
+			if (n < IP_HLEN + (ssize_t)sizeof(*ic))
+				continue;
+			ic = (const void *)(buf + (buf[0] & 0xf) * 4);
+			if (ic->type == ICMP_ECHOREPLY &&
+			    ic->un.echo.id == req.un.echo.id &&
+			    ic->un.echo.sequence == req.un.echo.sequence)
+				return 0;
+		}
+		probe_retries++;
+	}
+	fprintf(stderr, "sroce-fuzz: the target stopped answering\n");
+	return -1;
+}
+
+static const char help_fmt[] =
+	"usage: sroce-fuzz -i IFACE --src IP --spoof IP --dst IP --dmac MAC\n"
+	"                  --target FILE [--seed N] [--count N] [--pps N]\n"
+	"                  [--window N]\n"
+	"       sroce-fuzz --count-rx IFACE --dst IP\n";
+
+static void usage(void)
+{
+	fputs(help_fmt, stderr);
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "iface", required_argument, NULL, 'i' },
+		{ "src", required_argument, NULL, 's' },
+		{ "spoof", required_argument, NULL, 'S' },
+		{ "dst", required_argument, NULL, 'd' },
+		{ "dmac", required_argument, NULL, 'm' },
+		{ "target", required_argument, NULL, 't' },
+		{ "seed", required_argument, NULL, 'r' },
+		{ "count", required_argument, NULL, 'n' },
+		{ "pps", required_argument, NULL, 'p' },
+		{ "window", required_argument, NULL, 'w' },
+		{ "count-rx", required_argument, NULL, 'c' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *ifname = NULL, *target = NULL, *count_if = NULL;
+	u64 seed = 1, count = 1000, pps = 0, sent = 0, i, window = 0;
+	u64 since_probe = 0;
+	u64 by_mode[2] = { 0 }, by_class[C_NR] = { 0 }, spoofed = 0;
+	static struct frame frames[BATCH];
+	struct mmsghdr msgs[BATCH];
+	struct iovec iov[BATCH];
+	struct sockaddr_ll sll = { .sll_family = AF_PACKET };
+	struct timespec t0, now;
+	int fd, o, k;
+
+	while ((o = getopt_long(argc, argv, "i:", opts, NULL)) != -1) {
+		switch (o) {
+		case 'i':
+			ifname = optarg;
+			break;
+		case 's':
+			if (!inet_aton(optarg, &src_ip))
+				usage();
+			break;
+		case 'S':
+			if (!inet_aton(optarg, &spoof_ip))
+				usage();
+			break;
+		case 'd':
+			if (!inet_aton(optarg, &dst_ip))
+				usage();
+			break;
+		case 'm':
+			if (parse_mac(optarg, dmac))
+				usage();
+			break;
+		case 't':
+			target = optarg;
+			break;
+		case 'r':
+			seed = strtoull(optarg, NULL, 0);
+			break;
+		case 'n':
+			count = strtoull(optarg, NULL, 0);
+			break;
+		case 'p':
+			pps = strtoull(optarg, NULL, 0);
+			break;
+		case 'w':
+			window = strtoull(optarg, NULL, 0);
+			break;
+		case 'c':
+			count_if = optarg;
+			break;
+		default:
+			usage();
+		}
+	}
+	if (count_if)
+		return count_rx(count_if, dst_ip);
+	if (!ifname || !target || !src_ip.s_addr || !spoof_ip.s_addr ||
+	    !dst_ip.s_addr)
+		usage();
+	if (load_target(target))
+		return 1;
+	crc_init();
+	init_ops();
+	rng = seed * 0x9e3779b97f4a7c15ULL + 1;
+
+	fd = socket(AF_PACKET, SOCK_RAW, 0);
+	if (fd < 0) {
+		perror("socket");
+		return 1;
+	}
+	sll.sll_ifindex = if_nametoindex(ifname);
+	if (!sll.sll_ifindex || bind(fd, (void *)&sll, sizeof(sll))) {
+		perror(ifname);
+		return 1;
+	}
+	{
+		struct sockaddr_ll me;
+		socklen_t sl = sizeof(me);
+
+		if (getsockname(fd, (void *)&me, &sl) || me.sll_halen != 6) {
+			perror("getsockname");
+			return 1;
+		}
+		memcpy(smac, me.sll_addr, 6);
+	}
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (sent < count) {
+		u32 n = count - sent < BATCH ? count - sent : BATCH;
+		u32 done = 0;
+
+		if (window && n > window - since_probe)
+			n = window - since_probe;
+
+		for (i = 0; i < n; i++) {
+			struct frame *f = &frames[i];
+			u8 *roce = f->buf + L2L4;
+			bool mut = chance(50), bad, spoof;
+			u32 len;
+
+			len = mut ? mut_packet(roce) : gen_packet(roce);
+			bad = chance(10);
+			spoof = must_spoof(roce, len) || chance(20);
+			wrap(f, len, spoof, bad);
+			by_mode[mut]++;
+			spoofed += spoof;
+			by_class[classify(roce, len + SROCE_ICRC_LEN, !bad)]++;
+			iov[i].iov_base = f->buf;
+			iov[i].iov_len = f->len;
+			memset(&msgs[i], 0, sizeof(msgs[i]));
+			msgs[i].msg_hdr.msg_iov = &iov[i];
+			msgs[i].msg_hdr.msg_iovlen = 1;
+		}
+		while (done < n) {
+			k = sendmmsg(fd, msgs + done, n - done, 0);
+			if (k < 0) {
+				if (errno == ENOBUFS || errno == EAGAIN ||
+				    errno == EINTR) {
+					usleep(1000);
+					continue;
+				}
+				perror("sendmmsg");
+				return 1;
+			}
+			done += k;
+		}
+		sent += n;
+		since_probe += n;
+		if (window && (since_probe >= window || sent == count)) {
+			if (probe())
+				return 1;
+			since_probe = 0;
+		}
+		if (pps) {		/* hold the average rate */
+			double el, want = (double)sent / pps;
+
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			el = now.tv_sec - t0.tv_sec +
+			     (now.tv_nsec - t0.tv_nsec) / 1e9;
+			if (want > el)
+				usleep((want - el) * 1e6);
+		}
+	}
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	printf("sroce-fuzz: sent=%llu generational=%llu mutational=%llu spoofed=%llu",
+	       sent, by_mode[0], by_mode[1], spoofed);
+	for (k = 0; k < C_NR; k++)
+		printf(" %s=%llu", cname[k], by_class[k]);
+	printf(" probes=%u probe_retries=%llu", probe_seq, probe_retries);
+	printf(" seconds=%.1f\n", now.tv_sec - t0.tv_sec +
+	       (now.tv_nsec - t0.tv_nsec) / 1e9);
+	return 0;
+}
