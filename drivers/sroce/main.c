@@ -109,8 +109,6 @@ void sroce_dealloc_driver(struct ib_device *ib)
 	xa_destroy(&sdev->mw_xa);
 	xa_destroy(&sdev->ah_xa);
 	xa_destroy(&sdev->qp_xa);
-	WARN_ON(!xa_empty(&sdev->uctx_users));
-	xa_destroy(&sdev->uctx_users);
 	sroce_mcast_cleanup(sdev);
 	free_percpu(sdev->cnt);
 	netdev_put(sdev->ndev, &sdev->ndev_tracker);
@@ -149,8 +147,6 @@ static struct sroce_dev *sroce_alloc(struct net_device *ndev)
 	sdev->ndev = ndev;
 	netdev_hold(ndev, &sdev->ndev_tracker, GFP_KERNEL);
 	spin_lock_init(&sdev->port_lock);
-	mutex_init(&sdev->uctx_mutex);
-	xa_init(&sdev->uctx_users);
 	mutex_init(&sdev->mcg_mutex);
 	spin_lock_init(&sdev->mcg_lock);
 	hash_init(sdev->mcg_hash);

@@ -30,8 +30,6 @@
  */
 enum sroce_limits {
 	SROCE_MAX_UCONTEXT	= 512,
-	/* One user's share, so that no user can lock the others out. */
-	SROCE_MAX_UCONTEXT_USER	= 64,
 	SROCE_MAX_PD		= 0x10000,
 	SROCE_MAX_CQ		= 0x4000,
 	SROCE_MAX_CQE		= 0xffff,	/* slots = 0x10000 */
@@ -144,9 +142,6 @@ struct sroce_dev {
 	u32			qp_next;	/* cyclic QPN allocation */
 	atomic_t		srq_seq;	/* srq_num for the provider */
 
-	struct mutex		uctx_mutex;	/* uctx_users */
-	struct xarray		uctx_users;	/* uid -> contexts (xa value) */
-
 	struct mutex		mcg_mutex;	/* attach/detach, group joins */
 	spinlock_t		mcg_lock;	/* mcg_hash, members; receive */
 	DECLARE_HASHTABLE(mcg_hash, 6);
@@ -185,8 +180,6 @@ struct sroce_queue {
 
 struct sroce_ucontext {
 	struct ib_ucontext	ibuc;
-	kuid_t			uid;		/* whose share it counts in */
-	bool			counted;	/* in sroce_dev.uctx_users */
 };
 
 struct sroce_pd {

@@ -167,67 +167,14 @@ static enum rdma_link_layer sroce_link_layer(struct ib_device *ib, u32 port)
 	return IB_LINK_LAYER_ETHERNET;
 }
 
-/*
- * Contexts open per user: each may hold SROCE_MAX_UCONTEXT_USER of the
- * device's SROCE_MAX_UCONTEXT, so no user locks the others out. A process
- * with CAP_SYS_RESOURCE is not counted, as for other resource limits.
- */
-static int sroce_uctx_user_get(struct sroce_dev *sdev, kuid_t uid)
-{
-	unsigned long key = from_kuid(&init_user_ns, uid), n;
-	int err;
-
-	mutex_lock(&sdev->uctx_mutex);
-	n = xa_to_value(xa_load(&sdev->uctx_users, key) ?: xa_mk_value(0));
-	if (n >= SROCE_MAX_UCONTEXT_USER)
-		err = -EMFILE;
-	else
-		err = xa_err(xa_store(&sdev->uctx_users, key,
-				      xa_mk_value(n + 1), GFP_KERNEL));
-	mutex_unlock(&sdev->uctx_mutex);
-	return err;
-}
-
-static void sroce_uctx_user_put(struct sroce_dev *sdev, kuid_t uid)
-{
-	unsigned long key = from_kuid(&init_user_ns, uid), n;
-
-	mutex_lock(&sdev->uctx_mutex);
-	n = xa_to_value(xa_load(&sdev->uctx_users, key) ?: xa_mk_value(1));
-	if (n > 1)
-		xa_store(&sdev->uctx_users, key, xa_mk_value(n - 1), GFP_KERNEL);
-	else
-		xa_erase(&sdev->uctx_users, key);
-	mutex_unlock(&sdev->uctx_mutex);
-}
-
 static int sroce_alloc_ucontext(struct ib_ucontext *uc, struct ib_udata *udata)
 {
-	struct sroce_ucontext *u = container_of(uc, struct sroce_ucontext, ibuc);
-	struct sroce_dev *sdev = to_sdev(uc->device);
-	int err;
-
-	err = sroce_res_get(sdev, SROCE_RES_UCONTEXT);
-	if (err)
-		return err;
-	u->uid = current_uid();
-	u->counted = !capable(CAP_SYS_RESOURCE);
-	if (u->counted) {
-		err = sroce_uctx_user_get(sdev, u->uid);
-		if (err)
-			sroce_res_put(sdev, SROCE_RES_UCONTEXT);
-	}
-	return err;
+	return sroce_res_get(to_sdev(uc->device), SROCE_RES_UCONTEXT);
 }
 
 static void sroce_dealloc_ucontext(struct ib_ucontext *uc)
 {
-	struct sroce_ucontext *u = container_of(uc, struct sroce_ucontext, ibuc);
-	struct sroce_dev *sdev = to_sdev(uc->device);
-
-	if (u->counted)
-		sroce_uctx_user_put(sdev, u->uid);
-	sroce_res_put(sdev, SROCE_RES_UCONTEXT);
+	sroce_res_put(to_sdev(uc->device), SROCE_RES_UCONTEXT);
 }
 
 /*
