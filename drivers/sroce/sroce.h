@@ -670,6 +670,7 @@ void sroce_dealloc_driver(struct ib_device *ib);
 int sroce_register(struct sroce_dev *sdev, const char *name);
 int sroce_res_get(struct sroce_dev *sdev, enum sroce_res r);
 void sroce_res_put(struct sroce_dev *sdev, enum sroce_res r);
+u64 sroce_counter_read(struct sroce_dev *sdev, enum sroce_counter c);
 
 /* queue.c */
 int sroce_queue_geom(u32 req, size_t elem_size, u32 max,

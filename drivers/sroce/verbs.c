@@ -235,15 +235,10 @@ static int sroce_get_hw_stats(struct ib_device *ib, struct rdma_hw_stats *st,
 			      u32 port, int index)
 {
 	struct sroce_dev *sdev = to_sdev(ib);
-	int cpu, c;
+	int c;
 
-	for (c = 0; c < SROCE_CNT_NUM; c++) {
-		u64 sum = 0;
-
-		for_each_possible_cpu(cpu)
-			sum += per_cpu_ptr(sdev->cnt, cpu)->c[c];
-		st->value[c] = sum;
-	}
+	for (c = 0; c < SROCE_CNT_NUM; c++)
+		st->value[c] = sroce_counter_read(sdev, c);
 	return SROCE_CNT_NUM;
 }
 
@@ -265,6 +260,24 @@ static struct attribute *sroce_attrs[] = {
 static const struct attribute_group sroce_attr_group = {
 	.attrs = sroce_attrs,
 };
+
+/**
+ * sroce_counter_read() - a device counter, summed over the CPUs
+ * @sdev: the device
+ * @c: the counter
+ *
+ * Return: its value.
+ */
+u64 sroce_counter_read(struct sroce_dev *sdev, enum sroce_counter c)
+{
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += per_cpu_ptr(sdev->cnt, cpu)->c[c];
+	return sum;
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_counter_read);
 
 static int sroce_req_notify(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 {

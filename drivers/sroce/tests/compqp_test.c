@@ -81,16 +81,6 @@ static void fq_exit(struct kunit *test)
 		free_percpu(fx->sdev->cnt);
 }
 
-static u64 fq_counter(struct fq *fx, enum sroce_counter c)
-{
-	u64 sum = 0;
-	int cpu;
-
-	for_each_possible_cpu(cpu)
-		sum += per_cpu_ptr(fx->sdev->cnt, cpu)->c[c];
-	return sum;
-}
-
 /* An empty send queue at ring slot @slot, the next PSN @psn. */
 static void fq_start(struct sroce_qp *qp, u32 slot, u32 psn)
 {
@@ -340,7 +330,7 @@ static void compqp_implied_nak(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, qp->req_psn, 101U);
 	KUNIT_EXPECT_EQ(test, qp->una_psn, 101U);
 	KUNIT_EXPECT_EQ(test, qp->sq.cons, 1U);
-	KUNIT_EXPECT_EQ(test, fq_counter(fx, SROCE_CNT_RX_OUT_OF_SEQ), 1);
+	KUNIT_EXPECT_EQ(test, sroce_counter_read(fx->sdev, SROCE_CNT_RX_OUT_OF_SEQ), 1);
 	fq_no_wc(test, fx);
 
 	/* Asked again; the ACK again (duplicate SEND) goes back no more. */
@@ -351,7 +341,7 @@ static void compqp_implied_nak(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, qp->req_cur, qp->sq_head);
 	KUNIT_EXPECT_EQ(test, qp->req_psn, 105U);
 	KUNIT_EXPECT_EQ(test, qp->una_psn, 101U);
-	KUNIT_EXPECT_EQ(test, fq_counter(fx, SROCE_CNT_RX_OUT_OF_SEQ), 1);
+	KUNIT_EXPECT_EQ(test, sroce_counter_read(fx->sdev, SROCE_CNT_RX_OUT_OF_SEQ), 1);
 	fq_no_wc(test, fx);
 
 	/* The rest placed in order: READ, then the SEND behind it. */
@@ -556,7 +546,7 @@ static void compqp_ack_unsignaled_overflow(struct kunit *test)
 	for (i = 0; i < fx->cq->ibcq.cqe; i++)
 		KUNIT_ASSERT_EQ(test, sroce_cq_post(fx->cq, &e, false), 0);
 	KUNIT_EXPECT_EQ(test, fq_ack(qp, 42, true), -EBUSY);
-	KUNIT_EXPECT_EQ(test, fq_counter(fx, SROCE_CNT_CQ_OVERFLOW), 1);
+	KUNIT_EXPECT_EQ(test, sroce_counter_read(fx->sdev, SROCE_CNT_CQ_OVERFLOW), 1);
 }
 
 /*
@@ -611,7 +601,7 @@ static void compqp_nak_seq(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, qp->req_cur, 0U);
 	KUNIT_EXPECT_EQ(test, qp->req_off, 2 * FQ_PMTU);
 	KUNIT_EXPECT_EQ(test, qp->req_psn, 12U);
-	KUNIT_EXPECT_EQ(test, fq_counter(fx, SROCE_CNT_RX_NAKS), 1);
+	KUNIT_EXPECT_EQ(test, sroce_counter_read(fx->sdev, SROCE_CNT_RX_NAKS), 1);
 	fq_no_wc(test, fx);
 
 	fq_start(qp, 0, 100);
@@ -640,7 +630,7 @@ static void compqp_nak_seq(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, qp->req_cur, 2U);
 	KUNIT_EXPECT_EQ(test, qp->req_off, 0U);
 	KUNIT_EXPECT_EQ(test, qp->req_psn, 105U);
-	KUNIT_EXPECT_EQ(test, fq_counter(fx, SROCE_CNT_RX_NAKS), 4);
+	KUNIT_EXPECT_EQ(test, sroce_counter_read(fx->sdev, SROCE_CNT_RX_NAKS), 4);
 }
 
 /*
@@ -668,7 +658,7 @@ static void compqp_flush_full_cq(struct kunit *test)
 	spin_unlock_bh(&qp->sq_lock);
 	KUNIT_EXPECT_EQ(test, qp->sq.cons, 2U);
 	KUNIT_EXPECT_EQ(test, qp->req_cur, 2U);
-	KUNIT_EXPECT_EQ(test, fq_counter(fx, SROCE_CNT_CQ_OVERFLOW), 1);
+	KUNIT_EXPECT_EQ(test, sroce_counter_read(fx->sdev, SROCE_CNT_CQ_OVERFLOW), 1);
 
 	for (i = 0; i < room; i++)
 		KUNIT_ASSERT_EQ(test, sroce_poll_cq(&fx->cq->ibcq, 1, &wc), 1);

@@ -55,16 +55,6 @@ static void cq_exit(struct kunit *test)
 	free_percpu(fx->sdev->cnt);
 }
 
-static u64 cq_counter(struct cq_fixture *fx, enum sroce_counter c)
-{
-	u64 sum = 0;
-	int cpu;
-
-	for_each_possible_cpu(cpu)
-		sum += per_cpu_ptr(fx->sdev->cnt, cpu)->c[c];
-	return sum;
-}
-
 static int cq_create(struct cq_fixture *fx, int cqe)
 {
 	struct ib_cq_init_attr attr = { .cqe = cqe };
@@ -97,7 +87,7 @@ static void cq_fill_overflow_poll(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, cq_post_id(fx, i, false), 0);
 	KUNIT_EXPECT_EQ(test, cq_post_id(fx, 99, false), -EBUSY);
 	KUNIT_EXPECT_EQ(test, fx->err_events, 1);
-	KUNIT_EXPECT_EQ(test, cq_counter(fx, SROCE_CNT_CQ_OVERFLOW), 1);
+	KUNIT_EXPECT_EQ(test, sroce_counter_read(fx->sdev, SROCE_CNT_CQ_OVERFLOW), 1);
 
 	n = sroce_poll_cq(&fx->cq->ibcq, 3, wc);
 	KUNIT_ASSERT_EQ(test, n, 3);

@@ -115,17 +115,6 @@ static struct sk_buff *rx_skb(struct kunit *test, const u8 *p,
 	return skb;
 }
 
-/* A device counter, summed over the CPUs. */
-static u64 counter(struct sroce_dev *sdev, int c)
-{
-	u64 sum = 0;
-	int cpu;
-
-	for_each_possible_cpu(cpu)
-		sum += per_cpu_ptr(sdev->cnt, cpu)->c[c];
-	return sum;
-}
-
 /*
  * The receive check in both forms: a pass of its own (sroce_pkt_icrc_ok)
  * and carried by the copy that places the payload (sroce_pkt_icrc_copy,
@@ -170,7 +159,7 @@ static void icrc_rx_fused(struct kunit *test)
 		flip = ipl + pkt.payoff + pkt.paylen / 2;
 		for (bad = 0; bad < 2; bad++) {
 			u8 *q = kunit_kmalloc(test, len, GFP_KERNEL);
-			u64 before = counter(sdev, SROCE_CNT_RX_ICRC_ERR);
+			u64 before = sroce_counter_read(sdev, SROCE_CNT_RX_ICRC_ERR);
 
 			KUNIT_ASSERT_NOT_NULL(test, q);
 			memcpy(q, p, len);
@@ -199,8 +188,10 @@ static void icrc_rx_fused(struct kunit *test)
 					!bad);
 			KUNIT_EXPECT_EQ(test, memcmp(dst, q + ipl + pkt.payoff,
 						     pkt.paylen), 0);
-			KUNIT_EXPECT_EQ(test, counter(sdev, SROCE_CNT_RX_ICRC_ERR) - before,
-					(u64)(bad ? 2 : 0));
+			KUNIT_EXPECT_EQ(test,
+					sroce_counter_read(sdev,
+							   SROCE_CNT_RX_ICRC_ERR) -
+					before, (u64)(bad ? 2 : 0));
 			kfree_skb(skb);
 		}
 	}
@@ -288,8 +279,8 @@ static void icrc_rxe_flush(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, sroce_pkt_icrc_ok(&pkt), !bad);
 		kfree_skb(skb);
 	}
-	KUNIT_EXPECT_EQ(test, counter(sdev, SROCE_CNT_RX_FLUSH_ICRC_RXE), 1ULL);
-	KUNIT_EXPECT_EQ(test, counter(sdev, SROCE_CNT_RX_ICRC_ERR), 1ULL);
+	KUNIT_EXPECT_EQ(test, sroce_counter_read(sdev, SROCE_CNT_RX_FLUSH_ICRC_RXE), 1ULL);
+	KUNIT_EXPECT_EQ(test, sroce_counter_read(sdev, SROCE_CNT_RX_ICRC_ERR), 1ULL);
 
 	/* The same bytes as any other opcode: the plain rule only. */
 	pkt.opcode = SROCE_OP_WRITE_ONLY;
@@ -305,8 +296,8 @@ static void icrc_rxe_flush(struct kunit *test)
 	KUNIT_ASSERT_TRUE(test, sroce_pkt_icrc_begin(skb, &pkt));
 	KUNIT_EXPECT_TRUE(test, sroce_pkt_icrc_ok(&pkt));
 	kfree_skb(skb);
-	KUNIT_EXPECT_EQ(test, counter(sdev, SROCE_CNT_RX_FLUSH_ICRC_RXE), 1ULL);
-	KUNIT_EXPECT_EQ(test, counter(sdev, SROCE_CNT_RX_ICRC_ERR), 2ULL);
+	KUNIT_EXPECT_EQ(test, sroce_counter_read(sdev, SROCE_CNT_RX_FLUSH_ICRC_RXE), 1ULL);
+	KUNIT_EXPECT_EQ(test, sroce_counter_read(sdev, SROCE_CNT_RX_ICRC_ERR), 2ULL);
 	free_percpu(sdev->cnt);
 }
 
