@@ -384,6 +384,9 @@ void sroce_qp_cq_armed(struct sroce_cq *cq)
 	struct sroce_qp *qp, *tmp;
 	unsigned long irqf;
 
+	/* Only user QPs park, on user CQs: kernel consumers pay nothing. */
+	if (!cq->user)
+		return;
 	/* Pairs with the one in sroce_rq_err_work(): see there. */
 	smp_mb();
 	if (list_empty(&cq->parked))
