@@ -29,11 +29,6 @@ fuzz=$SROCE_TREE/tools/sroce-fuzz
 target=$SROCE_TREE/tests/pyverbs/fuzz_target.py
 third=198.18.0.101
 
-counter() {
-	rdma statistic show link sroce0/1 | tr ' ' '\n' |
-		awk -v k="$1" 'prev == k { print; exit } { prev = $0 }'
-}
-
 kmemleak_clear
 t "install sroce" install_sroce
 t "rdma link add sroce0" rdma link add sroce0 type sroce netdev eth0

@@ -67,6 +67,16 @@ def wait_file(path, secs):
     return True
 
 
+def wait_json(path, what, secs=300):
+    """What the other guest published at path, or None (a failed check
+    naming what) if it did not within secs."""
+    if not wait_file(path, secs):
+        check(False, what)
+        return None
+    with open(path) as f:
+        return json.load(f)
+
+
 def publish(path, obj):
     tmp = path + '.tmp'
     with open(tmp, 'w') as f:
@@ -92,12 +102,10 @@ def peer_main(a):
     publish(os.path.join(a.sync, 'fuzz-peer.json'),
             dict(qpn=side.qpn, rkey=reg.mr.rkey, va=reg.base,
                  len=4 * PAGE))
-    tj = os.path.join(a.sync, 'fuzz-live.json')
-    if not wait_file(tj, 300):
-        check(False, 'peer: the target published its live QP')
+    t = wait_json(os.path.join(a.sync, 'fuzz-live.json'),
+                  'peer: the target published its live QP')
+    if t is None:
         return 1
-    with open(tj) as f:
-        t = json.load(f)
     connect(env, side, t['qpn'], 0x2000, 0x1000, dgid=gid_of(t['ip']),
             access=LW | RW | RR, timeout=18)
     publish(os.path.join(a.sync, 'fuzz-peer.up'), '')
@@ -401,12 +409,10 @@ def target_main(a):
         return 1
     cnt = Counters(a.dev)
     fq = FuzzQPs(env, a.peer)
-    pj = os.path.join(a.sync, 'fuzz-peer.json')
-    if not wait_file(pj, 300):
-        check(False, 'the peer published its QP')
+    peer = wait_json(os.path.join(a.sync, 'fuzz-peer.json'),
+                     'the peer published its QP')
+    if peer is None:
         return 1
-    with open(pj) as f:
-        peer = json.load(f)
     live = Live(env, peer, a.peer)
     live.connect(env)
     publish(os.path.join(a.sync, 'fuzz-live.json'),
