@@ -194,7 +194,9 @@ pcap() {
 full_suite() {
 	local k=$1 interop_mode=${2:-ci}
 	vm_bg "functional-$k" "$k" "$top/tests/guest/run.sh" functional.sh
-	vm_bg "rc-errors-$k" "$k" "$top/tests/guest/run.sh" rc-errors.sh
+	# Teardown under traffic (chaos.sh) shares the error paths' boot: 16
+	# rounds of the eight actions and 8 of each verbs teardown, 140 s.
+	vm_bg "rc-errors-$k" "$k" "$top/tests/guest/run.sh" rc-errors.sh + chaos.sh 16 8
 	mx "$k" functional vm_join "functional-$k"
 	mx "$k" rc-errors vm_join "rc-errors-$k"
 	# A newer distribution's rdma-core (sid's rxe provider and its own
@@ -253,8 +255,9 @@ if [ "${SROCE_CHECK_ALL:-}" = 1 ]; then
 	dkms_install 6.12
 	dkms_install 7.2
 else
-	vm_bg functional-6.12 6.12 "$top/tests/guest/run.sh" functional.sh
-	vm_bg functional-7.2 7.2 "$top/tests/guest/run.sh" functional.sh
+	# Teardown under traffic, a round of each action, in the same boot.
+	vm_bg functional-6.12 6.12 "$top/tests/guest/run.sh" functional.sh + chaos.sh 8 2
+	vm_bg functional-7.2 7.2 "$top/tests/guest/run.sh" functional.sh + chaos.sh 8 2
 	short_suite 6.12
 	short_suite 7.2
 fi
@@ -278,7 +281,13 @@ mx 7.2 cross-6.1-rxe vm cross-7.2-sroce-6.1-rxe 7.2,6.1 2 --userland host "$top/
 # two-guest runs, a boot each (one boot for all three took longer than
 # three: testing.rst).
 vm_bg functional-debug debug "$top/tests/guest/run.sh" functional.sh
-vm_bg rc-errors-debug debug "$top/tests/guest/run.sh" rc-errors.sh + kunit.sh
+# Teardown under traffic there: the four actions that free the most
+# (make check-all: all eight, twice), and 2 rounds of each verbs teardown.
+if [ "${SROCE_CHECK_ALL:-}" = 1 ]; then
+	vm_bg rc-errors-debug debug "$top/tests/guest/run.sh" rc-errors.sh + kunit.sh + chaos.sh 16 4
+else
+	vm_bg rc-errors-debug debug "$top/tests/guest/run.sh" rc-errors.sh + kunit.sh + chaos.sh 4 2 kill-client link-delete rmmod netdev-del
+fi
 mx debug functional vm_join functional-debug
 mx debug rc-errors vm_join rc-errors-debug
 mx debug kunit kunit

@@ -1,0 +1,230 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Teardown under traffic, in one guest (same-host loopback, so either side
+# of a connection is here): while tools/sroce-integrity and a perftest
+# pair move data between two processes on one sroce device, one of
+#   kill-client kill-server   kill -9 of one side of both pairs
+#   link-delete rmmod         rdma link delete / rmmod sroce
+#   netdev-del                ip link del of the device's netdev
+#   mtu addr-del route-del    MTU cut, address or local route removed,
+#                             then put back
+# happens, in turn (or only the ACTIONs named), ROUNDS times in all. Then tests/pyverbs/teardown.py
+# (MRs, windows and QPs torn down under their own traffic, VROUNDS rounds
+# of each kind), a clean integrity run to show the device still works,
+# and kmemleak. Checked every round: every process ends (by itself where
+# it can notice: the integrity tool handles rdma_cm's events; perftest is
+# then killed, and must die), no integrity side saw a mismatched byte,
+# device removal and rmmod return, the device comes back. The guest's log
+# is checked for splats by the host, each round named in it.
+#   usage: chaos.sh [ROUNDS [VROUNDS [ACTION...]]]
+set -u
+. "$(dirname "$0")/lib.sh"
+
+ROUNDS=${1:-16}
+VROUNDS=${2:-4}
+ACTIONS=(kill-client kill-server link-delete rmmod netdev-del mtu addr-del
+	route-del)
+[ $# -le 2 ] || ACTIONS=("${@:3}")
+tool=$SROCE_TREE/tools/sroce-integrity
+logs=$SROCE_OUT/chaos
+mkdir -p "$logs"
+MY_V4=198.18.0.$((SROCE_VM_INDEX + 1))
+D0_V4=198.19.0.1
+# eth0's address as guest-init.sh set it (prefix included), to put back.
+eth0_addr=$(ip -o -4 addr show dev eth0 | awk '{ print $4; exit }')
+
+kmemleak_clear
+modprobe dummy numdummies=0 2>/dev/null
+t "install sroce.ko for modprobe" install_sroce
+t "modprobe rdma_ucm" modprobe rdma_ucm
+
+port_active() {
+	[ "$(cat "/sys/class/infiniband/$1/ports/1/state" 2>/dev/null)" = "4: ACTIVE" ]
+}
+# gidx DEV IP: index of the RoCE v2 GID of IPv4 address IP (builtins
+# only: a fork per table entry costs seconds in the debug guest).
+gidx() {
+	local want f g ty a b c d
+	IFS=. read -r a b c d <<<"$2"
+	printf -v want '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' \
+		"$a" "$b" "$c" "$d"
+	for f in /sys/class/infiniband/"$1"/ports/1/gids/*; do
+		read -r g <"$f" 2>/dev/null || continue
+		[ "$g" = "$want" ] || continue
+		read -r ty <"/sys/class/infiniband/$1/ports/1/gid_attrs/types/${f##*/}" 2>/dev/null
+		[ "$ty" = "RoCE v2" ] || continue
+		echo "${f##*/}"
+		return 0
+	done
+	return 1
+}
+# Both devices, as every round starts: sroce0 on eth0, sroce1 on dummy d0.
+devices_up() {
+	lsmod | grep -qw '^sroce' || modprobe sroce || return 1
+	ip addr show dev eth0 | grep -q "inet $eth0_addr" ||
+		ip addr add "$eth0_addr" dev eth0 || return 1
+	ip route show table local | grep -q "^local $MY_V4 " ||
+		ip route add local "$MY_V4" dev eth0 proto kernel scope host \
+			src "$MY_V4" table local || return 1
+	ip link set eth0 mtu 1500 || return 1
+	if ! ip link show d0 >/dev/null 2>&1; then
+		ip link add d0 type dummy && ip link set d0 up &&
+			ip addr add "$D0_V4/16" dev d0 || return 1
+	fi
+	dev_exists sroce0 || rdma link add sroce0 type sroce netdev eth0 || return 1
+	dev_exists sroce1 || rdma link add sroce1 type sroce netdev d0 || return 1
+	wait_for 20 port_active sroce0 && wait_for 20 port_active sroce1 &&
+		wait_for 20 gidx sroce0 "$MY_V4" && wait_for 20 gidx sroce1 "$D0_V4"
+}
+t "sroce0 on eth0, sroce1 on dummy d0, ports active" devices_up
+
+rx_packets() {
+	cat "/sys/class/infiniband/$1/ports/1/hw_counters/rx_packets" 2>/dev/null || echo 0
+}
+alive() { kill -0 "$1" 2>/dev/null; }
+# gone SECS PID...: wait until every PID has exited (bounded).
+gone() {
+	local secs=$1 p i
+	shift
+	for ((i = 0; i < secs * 10; i++)); do
+		for p in "$@"; do alive "$p" && break; done
+		alive "$p" || return 0
+		sleep 0.1
+	done
+	return 1
+}
+# Name what a process that did not end is doing, for the log.
+stuck() {
+	local p
+	for p in "$@"; do
+		alive "$p" || continue
+		echo "# pid $p ($(cat /proc/"$p"/comm 2>/dev/null)) state" \
+			"$(awk '/^State/ { print $2 }' /proc/"$p"/status 2>/dev/null)"
+		sed 's/^/#   /' /proc/"$p"/stack 2>/dev/null | head -n 12
+	done
+}
+
+PERF=(ib_write_bw ib_read_bw ib_send_bw)
+round() {
+	local n=$1 act=$2 dev=sroce0 ip=$MY_V4 gi perf port pids=() before
+	local i_srv i_cli p_srv p_cli name ok_end=1 l
+	[ "$act" = netdev-del ] && { dev=sroce1; ip=$D0_V4; }
+	name="round $n ($act on $dev)"
+	echo "chaos: $name" >/dev/kmsg
+	gi=$(gidx "$dev" "$ip") || { not_ok "$name: GID of $ip on $dev"; return; }
+	perf=${PERF[n % 3]}
+	port=$((18800 + n % 100 * 2))
+	l=$logs/$n
+	before=$(rx_packets "$dev")
+	"$tool" -s -b "$ip" -p "$port" --listen-timeout 30 --timeout 20 \
+		>"$l.isrv" 2>&1 &
+	i_srv=$!
+	"$perf" -d "$dev" -x "$gi" -D 100 -s 65536 -p $((port + 1)) \
+		>"$l.psrv" 2>&1 &
+	p_srv=$!
+	sleep 0.5
+	"$tool" -c "$ip" -p "$port" --bytes 64G --max-size 256K --depth 8 \
+		--seed "$n" --timeout 20 >"$l.icli" 2>&1 &
+	i_cli=$!
+	"$perf" -d "$dev" -x "$gi" -D 100 -s 65536 -p $((port + 1)) "$ip" \
+		>"$l.pcli" 2>&1 &
+	p_cli=$!
+	pids=("$i_srv" "$p_srv" "$i_cli" "$p_cli")
+	# Act only once both pairs move data: 400 packets in, and both clients
+	# still up.
+	if ! wait_for 60 bash -c "[ \$(cat /sys/class/infiniband/$dev/ports/1/hw_counters/rx_packets) -gt $((before + 400)) ]" ||
+	   ! alive "$i_cli" || ! alive "$p_cli"; then
+		not_ok "$name: traffic flows before the teardown"
+		sed 's/^/#   /' "$l".* | tail -n 20
+	fi
+	sleep "0.$((RANDOM % 10))"
+	case $act in
+	kill-client)
+		kill -9 "$i_cli" "$p_cli" ;;
+	kill-server)
+		kill -9 "$i_srv" "$p_srv" ;;
+	link-delete)
+		t "$name: rdma link delete returns" timeout 60 rdma link delete "$dev" ;;
+	rmmod)
+		t "$name: rmmod sroce returns" timeout 60 rmmod sroce ;;
+	netdev-del)
+		t "$name: ip link del d0 returns" timeout 60 ip link del d0 ;;
+	mtu)
+		t "$name: MTU 1060 and back" bash -c \
+			'ip link set eth0 mtu 1060 && sleep 1 && ip link set eth0 mtu 1500'
+		ok_end=0 ;;
+	addr-del)
+		t "$name: address removed and put back" bash -c \
+			"ip addr del $eth0_addr dev eth0 && sleep 1 && ip addr add $eth0_addr dev eth0"
+		ok_end=0 ;;
+	route-del)
+		t "$name: local route removed and put back" bash -c \
+			"ip route del local $MY_V4 dev eth0 table local && sleep 1 &&
+			 ip route add local $MY_V4 dev eth0 proto kernel scope host src $MY_V4 table local"
+		ok_end=0 ;;
+	*)
+		not_ok "$name: no such action"
+		ok_end=0 ;;
+	esac
+	# The integrity tool notices a dead peer or a removed device and ends
+	# by itself; after a reversible change it may go on, and is stopped.
+	if [ $ok_end = 1 ]; then
+		gone 60 "$i_srv" "$i_cli" ||
+			{ not_ok "$name: the integrity sides end by themselves"; stuck "$i_srv" "$i_cli"; }
+	else
+		sleep 1
+	fi
+	kill -9 "${pids[@]}" 2>/dev/null
+	if gone 30 "${pids[@]}"; then
+		ok "$name: every process ended"
+	else
+		not_ok "$name: every process ended"
+		stuck "${pids[@]}"
+	fi
+	wait "${pids[@]}" 2>/dev/null
+	local f bad=
+	for f in "$l.isrv" "$l.icli"; do
+		grep -q 'mismatches=[1-9]' "$f" && bad+=" ${f##*.}"
+	done
+	if [ -z "$bad" ]; then
+		ok "$name: no integrity side saw a mismatched byte"
+	else
+		not_ok "$name: no integrity side saw a mismatched byte:$bad"
+		grep -h -E '^(integrity|ERROR)' "$l.isrv" "$l.icli" | sed 's/^/#   /'
+	fi
+	grep -h '^integrity' "$l.isrv" "$l.icli" | sed "s/^/# $act: /"
+	t "$name: devices back" devices_up
+}
+
+T0=$SECONDS
+for ((n = 0; n < ROUNDS; n++)); do
+	# (bash's notes on the killed jobs go to a log of their own)
+	round "$n" "${ACTIONS[n % ${#ACTIONS[@]}]}" 2>>"$logs/jobs.log"
+done
+echo "# chaos: $ROUNDS rounds in $((SECONDS - T0)) s"
+
+T0=$SECONDS
+timeout -k 5 600 "$PY" "$SROCE_TREE/tests/pyverbs/teardown.py" sroce0 \
+	--ip "$MY_V4" --rounds "$VROUNDS"
+rc=$?
+if [ $rc -ne 0 ]; then
+	T_FAILED=$((T_FAILED + 1))
+	[ $rc -ge 124 ] && echo "# teardown.py: killed or crashed (exit $rc)"
+fi
+echo "# teardown.py: $((SECONDS - T0)) s"
+
+# The device still does its job after all that.
+"$tool" -s -b "$MY_V4" -p 18777 --listen-timeout 60 --timeout 60 \
+	>"$logs/final.isrv" 2>&1 &
+srv=$!
+sleep 0.5
+t "integrity after the chaos: 4M clean" timeout 300 "$tool" -c "$MY_V4" \
+	-p 18777 --bytes 4M --seed 3 --timeout 60
+t "integrity server after the chaos: clean" wait "$srv"
+
+t "rdma link delete sroce1, ip link del d0" bash -c \
+	'rdma link delete sroce1 && ip link del d0'
+t "rdma link delete sroce0" rdma link delete sroce0
+t "rmmod sroce" rmmod sroce
+kmemleak_check
+finish
