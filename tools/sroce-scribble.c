@@ -466,7 +466,7 @@ static void post_recv(struct ibv_qp *qp, unsigned int off)
 static void post_send(struct ibv_qp *qp, enum ibv_wr_opcode op)
 {
 	struct ibv_send_wr wr = { .num_sge = 1, .opcode = op }, *bad;
-	unsigned int len = 1 + rnd(4096);
+	unsigned int len = 1 + rnd(qp == c.qpu ? 900 : 4096);
 	int a = qp == c.qpa;
 	struct ibv_sge s;
 	int err;
@@ -484,7 +484,6 @@ static void post_send(struct ibv_qp *qp, enum ibv_wr_opcode op)
 		wr.wr.ud.ah = c.ah;
 		wr.wr.ud.remote_qpn = c.qpu->qp_num;
 		wr.wr.ud.remote_qkey = QKEY;
-		s.length = 1 + rnd(900);
 	}
 	err = ibv_post_send(qp, &wr, &bad);
 	cnt->doorbells++;
