@@ -14,8 +14,9 @@
 #   usage: scribble.sh [ROUNDS [SEED]]
 #   scripts/vm-run.sh --kernel 6.1 --out DIR -- tests/guest/run.sh scribble.sh 200
 # The scribbler took 39 to 88 s for 200 rounds on 6.1 (host idle, busy);
-# on the debug kernel (KASAN, lockdep, kmemleak) 60 rounds took 107 s with
-# the host idle, 30 took 165 s with it busy: give a debug guest 30 to 40.
+# on the debug kernel (KASAN, lockdep, kmemleak) 24 to 60 rounds took 41
+# to 107 s with the host idle, 30 to 40 took 157 to 189 s with it busy:
+# give a debug guest 30 rounds.
 set -u
 # shellcheck source=tests/guest/lib.sh
 . "$(dirname "$0")/lib.sh"
