@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# NVMe over Fabrics (RDMA) between two VMs: nvmeof.sh DRV0 DRV1 [SIZE]
+# NVMe over Fabrics (RDMA) between two VMs:
+#   nvmeof.sh DRV0 DRV1 [SIZE [CHAOS_ROUNDS]]
 # VM0 is the target: nvmet with an RDMA port on its DRV0 device (sroce or
 # rxe) and a file namespace on tmpfs. VM1 is the host: nvme-rdma over its
 # DRV1 device connects and runs fio with verify=crc32c over SIZE (default
@@ -8,6 +9,9 @@
 # them after reloading nvme-rdma, each reading back what was written.
 # Everything the kernel's NVMe/RDMA code does goes through sroce's kernel
 # verbs: kernel QPs and CQs, fast registration and invalidation.
+# CHAOS_ROUNDS (sroce on both sides): then that many rounds of teardown
+# under fio, in turn: the target's device deleted, the host's, the
+# target's module unloaded, the host's (see chaos_host).
 set -u
 here=$(dirname "$0")
 # shellcheck source=tests/guest/lib.sh
@@ -15,9 +19,12 @@ here=$(dirname "$0")
 # shellcheck source=tests/guest/rdma-lib.sh
 . "$here/rdma-lib.sh"
 
-DRV0=${1:?usage: nvmeof.sh DRV0 DRV1 [SIZE]}
-DRV1=${2:?usage: nvmeof.sh DRV0 DRV1 [SIZE]}
+DRV0=${1:?usage: nvmeof.sh DRV0 DRV1 [SIZE [CHAOS_ROUNDS]]}
+DRV1=${2:?usage: nvmeof.sh DRV0 DRV1 [SIZE [CHAOS_ROUNDS]]}
 SIZE=${3:-256M}
+CHAOS=${4:-0}
+CHAOS_ACTS=(target-link host-link target-rmmod host-rmmod)
+[ -z "${5:-}" ] || IFS=, read -r -a CHAOS_ACTS <<<"$5"
 # The mixed random job moves 16 KiB at a time: at most 32 MiB of it.
 RW_SIZE=$(($(numfmt --from=iec "$SIZE") / 1048576))
 [ "$RW_SIZE" -le 32 ] || RW_SIZE=32
@@ -112,11 +119,116 @@ fio_run() {
 	grep -E '^ +(READ|WRITE):' "$log" | sed 's/^ */# /'
 }
 
+# --- teardown under fio (CHAOS_ROUNDS) ---------------------------------
+
+# The port listens again: relinking the subsystem makes nvmet-rdma open a
+# new listener (the old one went with the device).
+port_relink() {
+	rm -f "$CFG/ports/1/subsystems/$NQN" &&
+		ln -s "$CFG/subsystems/$NQN" "$CFG/ports/1/subsystems/$NQN" &&
+		wait_for 30 bash -c 'rdma resource show cm_id | grep -q "state LISTEN.*:4420 "'
+}
+
+# sroce back on eth0 after a removal or an unload.
+dev_back() {
+	{ lsmod | grep -qw '^sroce' || modprobe sroce; } &&
+		{ dev_exists sroce0 || rdma link add sroce0 type sroce netdev eth0; } &&
+		wait_for 30 bash -c '[ "$(cat /sys/class/infiniband/sroce0/ports/1/state)" = "4: ACTIVE" ]'
+}
+
+# connect, retrying every second after a loss, giving up after 60 s.
+chaos_connect() {
+	nvme connect -t rdma -a "$TARGET" -s 4420 -n "$NQN" \
+		--reconnect-delay=1 --ctrl-loss-tmo=60 || return 1
+	wait_for 30 nvme_dev
+}
+
+# remove ACTION on this side: delete the device or unload the module.
+remove_dev() {
+	case $1 in
+	*-link) timeout 60 rdma link delete sroce0 ;;
+	*-rmmod) timeout 60 rmmod sroce ;;
+	esac
+}
+
+# The target side of round R: remove its device while the host's fio
+# runs, put it back and relink the port; or wait while the host does it.
+chaos_target() {
+	local r=$1 act=$2 name="chaos $1 ($2)"
+	barrier "go-$r" 300 || not_ok "$name: host started fio"
+	if [[ $act = target-* ]]; then
+		echo "nvmeof chaos: round $r $act" >/dev/kmsg
+		t "$name: device removed under I/O" remove_dev "$act"
+		sleep 2
+		t "$name: sroce0 back" dev_back
+		t "$name: the port listens again" port_relink
+	fi
+	barrier "done-$r" 600 || not_ok "$name: host finished the round"
+	chaos_state "$name"
+}
+
+# What sroce0 saw, for a round that went wrong on either side.
+chaos_state() {
+	echo "# $1: $(rdma statistic show link sroce0/1 2>&1)"
+	rdma resource show qp link sroce0/1 2>&1 | sed "s/^/# $1: /"
+}
+
+# The host side: fio writes and verifies while the device on either side
+# goes away. The target's loss is a path loss: nvme-rdma reconnects once
+# the port is back and retries the I/O, so fio must end clean. The host's
+# own device going takes the controller with it: fio must end (with
+# errors), the controller go, and a new connection work.
+chaos_host() {
+	local r=$1 act=$2 name="chaos $1 ($2)" dev log pid
+	nvme_dev >/dev/null || t "$name: connected" chaos_connect
+	dev=$(nvme_dev) || { not_ok "$name: no namespace"; barrier "go-$r" 300; barrier "done-$r" 600; return; }
+	log=$SROCE_OUT/fio-chaos-$r.log
+	timeout -k 5 "$FIO_T" fio --name="chaos$r" --filename="$dev" \
+		--direct=1 --ioengine=libaio --iodepth=16 --size=8M \
+		--rw=randwrite --bs=16k --randrepeat=0 --verify=crc32c \
+		--verify_fatal=1 >"$log" 2>&1 &
+	pid=$!
+	sleep 1
+	barrier "go-$r" 300 || not_ok "$name: target ready"
+	if [[ $act = host-* ]]; then
+		echo "nvmeof chaos: round $r $act" >/dev/kmsg
+		t "$name: device removed under I/O" remove_dev "$act"
+		t "$name: the controller went with the device" \
+			wait_for 60 bash -c "! grep -qsx $NQN /sys/class/nvme/*/subsysnqn"
+		if wait_for 60 bash -c "! kill -0 $pid"; then
+			ok "$name: fio ended"
+		else
+			not_ok "$name: fio ended"
+			kill -9 "$pid"
+		fi
+		wait "$pid" 2>/dev/null
+		t "$name: sroce0 back" dev_back
+		t "$name: connect again" chaos_connect
+		FIO_SIZE=4M fio_run "chaos$r-after" --rw=write --bs=64k
+	else
+		if wait "$pid"; then
+			ok "$name: fio 8M verify=crc32c through the target's loss"
+		else
+			not_ok "$name: fio 8M verify=crc32c through the target's loss"
+			tail -n 20 "$log" | sed 's/^/#   /'
+			dmesg | grep -i nvme | tail -n 20 | sed 's/^/#   dmesg: /'
+		fi
+	fi
+	barrier "done-$r" 600 || not_ok "$name: target finished the round"
+	chaos_state "$name"
+}
+
+chaos=0
+[ "$DRV0" = sroce ] && [ "$DRV1" = sroce ] && chaos=$CHAOS
+
 if [ "$me" = 0 ]; then
 	t "nvmet: RDMA port $TARGET:4420 on ${DRVS[0]} listening" target_up
 	barrier target 300 || not_ok "host reached the target barrier"
 	# The host works; the target waits (bounded) until it is done.
 	barrier host-done $((4 * FIO_T)) || not_ok "host finished in time"
+	for ((r = 0; r < chaos; r++)); do
+		chaos_target "$r" "${CHAOS_ACTS[r % 4]}"
+	done
 	t "nvmet: port and subsystem removed, nvmet-rdma unloaded" target_down
 else
 	barrier target 300 || not_ok "target reached the target barrier"
@@ -135,8 +247,12 @@ else
 	t "nvme connect after reload" connect
 	FIO_SIZE=$RW_SIZE fio_run randrw --rw=randrw --bs=16k
 	t "nvme disconnect after reload" disconnect
-	t "rmmod nvme-rdma nvme-fabrics" modprobe -r nvme-rdma nvme-fabrics
 	barrier host-done 120
+	for ((r = 0; r < chaos; r++)); do
+		chaos_host "$r" "${CHAOS_ACTS[r % 4]}"
+	done
+	[ "$chaos" = 0 ] || t "nvme disconnect after the chaos" disconnect
+	t "rmmod nvme-rdma nvme-fabrics" modprobe -r nvme-rdma nvme-fabrics
 fi
 
 teardown_rdma "${DRVS[me]}"
