@@ -193,10 +193,15 @@ pcap() {
 # rdma_rxe in either role.
 full_suite() {
 	local k=$1 interop_mode=${2:-ci}
-	vm_bg "functional-$k" "$k" "$top/tests/guest/run.sh" functional.sh
-	# Teardown under traffic (chaos.sh) shares the error paths' boot: 16
-	# rounds of the eight actions and 8 of each verbs teardown, 140 s.
-	vm_bg "rc-errors-$k" "$k" "$top/tests/guest/run.sh" rc-errors.sh + chaos.sh 16 8
+	# A process scribbling its own rings (scribble.sh) shares the device
+	# checks' boot: 200 rounds, about 60 s.
+	vm_bg "functional-$k" "$k" "$top/tests/guest/run.sh" functional.sh + scribble.sh 200
+	# Teardown under traffic (chaos.sh) shares the error paths' boot:
+	# each of the eight actions once (make check-all: twice) and 12
+	# rounds of each verbs teardown.
+	local rounds=8
+	[ "${SROCE_CHECK_ALL:-}" != 1 ] || rounds=16
+	vm_bg "rc-errors-$k" "$k" "$top/tests/guest/run.sh" rc-errors.sh + chaos.sh $rounds 12
 	mx "$k" functional vm_join "functional-$k"
 	mx "$k" rc-errors vm_join "rc-errors-$k"
 	# A newer distribution's rdma-core (sid's rxe provider and its own
@@ -255,9 +260,10 @@ if [ "${SROCE_CHECK_ALL:-}" = 1 ]; then
 	dkms_install 6.12
 	dkms_install 7.2
 else
-	# Teardown under traffic, a round of each action, in the same boot.
-	vm_bg functional-6.12 6.12 "$top/tests/guest/run.sh" functional.sh + chaos.sh 8 2
-	vm_bg functional-7.2 7.2 "$top/tests/guest/run.sh" functional.sh + chaos.sh 8 2
+	# Teardown under traffic, a round of each action, and 100 rounds of
+	# ring scribbling, in the same boot.
+	vm_bg functional-6.12 6.12 "$top/tests/guest/run.sh" functional.sh + chaos.sh 8 2 + scribble.sh 100
+	vm_bg functional-7.2 7.2 "$top/tests/guest/run.sh" functional.sh + chaos.sh 8 2 + scribble.sh 100
 	short_suite 6.12
 	short_suite 7.2
 fi
@@ -280,13 +286,20 @@ mx 7.2 cross-6.1-rxe vm cross-7.2-sroce-6.1-rxe 7.2,6.1 2 --userland host "$top/
 # and the RC error paths followed by KUnit in the same boot; then the
 # two-guest runs, a boot each (one boot for all three took longer than
 # three: testing.rst).
-vm_bg functional-debug debug "$top/tests/guest/run.sh" functional.sh
-# Teardown under traffic there: the four actions that free the most
-# (make check-all: all eight, twice), and 2 rounds of each verbs teardown.
+# Ring scribbling in the device checks' boot: 20 rounds (make check-all
+# 60), 1.7 to 5.5 s each there.
+if [ "${SROCE_CHECK_ALL:-}" = 1 ]; then
+	vm_bg functional-debug debug "$top/tests/guest/run.sh" functional.sh + scribble.sh 60
+else
+	vm_bg functional-debug debug "$top/tests/guest/run.sh" functional.sh + scribble.sh 20
+fi
+# Teardown under traffic there: process death, device removal and
+# rmmod (make check-all: all eight actions, twice), and 2 rounds of each
+# verbs teardown (4 in make check-all).
 if [ "${SROCE_CHECK_ALL:-}" = 1 ]; then
 	vm_bg rc-errors-debug debug "$top/tests/guest/run.sh" rc-errors.sh + kunit.sh + chaos.sh 16 4
 else
-	vm_bg rc-errors-debug debug "$top/tests/guest/run.sh" rc-errors.sh + kunit.sh + chaos.sh 4 2 kill-client link-delete rmmod netdev-del
+	vm_bg rc-errors-debug debug "$top/tests/guest/run.sh" rc-errors.sh + kunit.sh + chaos.sh 3 2 kill-server link-delete rmmod
 fi
 mx debug functional vm_join functional-debug
 mx debug rc-errors vm_join rc-errors-debug
