@@ -227,7 +227,7 @@ if [ "$me" = 0 ]; then
 	# The host works; the target waits (bounded) until it is done.
 	barrier host-done $((4 * FIO_T)) || not_ok "host finished in time"
 	for ((r = 0; r < chaos; r++)); do
-		chaos_target "$r" "${CHAOS_ACTS[r % 4]}"
+		chaos_target "$r" "${CHAOS_ACTS[r % ${#CHAOS_ACTS[@]}]}"
 	done
 	t "nvmet: port and subsystem removed, nvmet-rdma unloaded" target_down
 else
@@ -249,7 +249,7 @@ else
 	t "nvme disconnect after reload" disconnect
 	barrier host-done 120
 	for ((r = 0; r < chaos; r++)); do
-		chaos_host "$r" "${CHAOS_ACTS[r % 4]}"
+		chaos_host "$r" "${CHAOS_ACTS[r % ${#CHAOS_ACTS[@]}]}"
 	done
 	[ "$chaos" = 0 ] || t "nvme disconnect after the chaos" disconnect
 	t "rmmod nvme-rdma nvme-fabrics" modprobe -r nvme-rdma nvme-fabrics
