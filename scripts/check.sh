@@ -260,10 +260,10 @@ if [ "${SROCE_CHECK_ALL:-}" = 1 ]; then
 	dkms_install 6.12
 	dkms_install 7.2
 else
-	# Teardown under traffic, a round of each action, and 100 rounds of
-	# ring scribbling, in the same boot.
-	vm_bg functional-6.12 6.12 "$top/tests/guest/run.sh" functional.sh + chaos.sh 8 2 + scribble.sh 100
-	vm_bg functional-7.2 7.2 "$top/tests/guest/run.sh" functional.sh + chaos.sh 8 2 + scribble.sh 100
+	# Teardown under traffic (kill, link delete, rmmod, netdev removal)
+	# and 50 rounds of ring scribbling, in the same boot.
+	vm_bg functional-6.12 6.12 "$top/tests/guest/run.sh" functional.sh + chaos.sh 4 2 kill-server link-delete rmmod netdev-del + scribble.sh 50
+	vm_bg functional-7.2 7.2 "$top/tests/guest/run.sh" functional.sh + chaos.sh 4 2 kill-server link-delete rmmod netdev-del + scribble.sh 50
 	short_suite 6.12
 	short_suite 7.2
 fi
@@ -286,12 +286,12 @@ mx 7.2 cross-6.1-rxe vm cross-7.2-sroce-6.1-rxe 7.2,6.1 2 --userland host "$top/
 # and the RC error paths followed by KUnit in the same boot; then the
 # two-guest runs, a boot each (one boot for all three took longer than
 # three: testing.rst).
-# Ring scribbling in the device checks' boot: 20 rounds (make check-all
+# Ring scribbling in the device checks' boot: 10 rounds (make check-all
 # 60), 1.7 to 5.5 s each there.
 if [ "${SROCE_CHECK_ALL:-}" = 1 ]; then
 	vm_bg functional-debug debug "$top/tests/guest/run.sh" functional.sh + scribble.sh 60
 else
-	vm_bg functional-debug debug "$top/tests/guest/run.sh" functional.sh + scribble.sh 20
+	vm_bg functional-debug debug "$top/tests/guest/run.sh" functional.sh + scribble.sh 10
 fi
 # Teardown under traffic there: process death, device removal and
 # rmmod (make check-all: all eight actions, twice), and 2 rounds of each
