@@ -18,7 +18,10 @@
 # is checked for splats by the host, each round named in it.
 #   usage: chaos.sh [ROUNDS [VROUNDS [ACTION...]]]
 set -u
+# shellcheck source=tests/guest/lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/guest/rdma-lib.sh
+. "$(dirname "$0")/rdma-lib.sh"
 
 ROUNDS=${1:-16}
 VROUNDS=${2:-4}
@@ -28,7 +31,6 @@ ACTIONS=(kill-client kill-server link-delete rmmod netdev-del mtu addr-del
 tool=$SROCE_TREE/tools/sroce-integrity
 logs=$SROCE_OUT/chaos
 mkdir -p "$logs"
-MY_V4=198.18.0.$((SROCE_VM_INDEX + 1))
 D0_V4=198.19.0.1
 # eth0's address as guest-init.sh set it (prefix included), to put back.
 eth0_addr=$(ip -o -4 addr show dev eth0 | awk '{ print $4; exit }')
@@ -41,23 +43,11 @@ t "modprobe rdma_ucm" modprobe rdma_ucm
 port_active() {
 	[ "$(cat "/sys/class/infiniband/$1/ports/1/state" 2>/dev/null)" = "4: ACTIVE" ]
 }
-# gidx DEV IP: index of the RoCE v2 GID of IPv4 address IP (builtins
-# only: a fork per table entry costs seconds in the debug guest).
-gidx() {
-	local want f g ty a b c d
-	IFS=. read -r a b c d <<<"$2"
-	printf -v want '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' \
-		"$a" "$b" "$c" "$d"
-	for f in /sys/class/infiniband/"$1"/ports/1/gids/*; do
-		read -r g <"$f" 2>/dev/null || continue
-		[ "$g" = "$want" ] || continue
-		read -r ty <"/sys/class/infiniband/$1/ports/1/gid_attrs/types/${f##*/}" 2>/dev/null
-		[ "$ty" = "RoCE v2" ] || continue
-		echo "${f##*/}"
-		return 0
-	done
-	return 1
-}
+# The RoCE v2 GIDs of both devices' addresses (rdma-lib.sh's gid_lookup
+# finds their indexes).
+V4_GID=$(gid_of "$MY_V4")
+D0_GID=$(gid_of "$D0_V4")
+
 # Both devices, as every round starts: sroce0 on eth0, sroce1 on dummy d0.
 devices_up() {
 	lsmod | grep -qw '^sroce' || modprobe sroce || return 1
@@ -74,7 +64,8 @@ devices_up() {
 	dev_exists sroce0 || rdma link add sroce0 type sroce netdev eth0 || return 1
 	dev_exists sroce1 || rdma link add sroce1 type sroce netdev d0 || return 1
 	wait_for 20 port_active sroce0 && wait_for 20 port_active sroce1 &&
-		wait_for 20 gidx sroce0 "$MY_V4" && wait_for 20 gidx sroce1 "$D0_V4"
+		wait_for 20 gid_lookup sroce0 "$V4_GID" &&
+		wait_for 20 gid_lookup sroce1 "$D0_GID"
 }
 t "sroce0 on eth0, sroce1 on dummy d0, ports active" devices_up
 
@@ -106,12 +97,12 @@ stuck() {
 
 PERF=(ib_write_bw ib_read_bw ib_send_bw)
 round() {
-	local n=$1 act=$2 dev=sroce0 ip=$MY_V4 gi perf port pids=() before
+	local n=$1 act=$2 dev=sroce0 ip=$MY_V4 gid=$V4_GID gi perf port pids=() before
 	local i_srv i_cli p_srv p_cli name ok_end=1 l
-	[ "$act" = netdev-del ] && { dev=sroce1; ip=$D0_V4; }
+	[ "$act" = netdev-del ] && { dev=sroce1; ip=$D0_V4; gid=$D0_GID; }
 	name="round $n ($act on $dev)"
 	echo "chaos: $name" >/dev/kmsg
-	gi=$(gidx "$dev" "$ip") || { not_ok "$name: GID of $ip on $dev"; return; }
+	gi=$(gid_lookup "$dev" "$gid") || { not_ok "$name: GID of $ip on $dev"; return; }
 	perf=${PERF[n % 3]}
 	port=$((18800 + n % 100 * 2))
 	l=$logs/$n

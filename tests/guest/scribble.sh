@@ -20,6 +20,8 @@
 set -u
 # shellcheck source=tests/guest/lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/guest/rdma-lib.sh
+. "$(dirname "$0")/rdma-lib.sh"
 
 ROUNDS=${1:-200}
 SEED=${2:-1}
@@ -29,31 +31,16 @@ tool=$SROCE_TREE/tools/sroce-integrity
 scribbler=$SROCE_TREE/tools/sroce-scribble
 logs=$SROCE_OUT/scribble
 mkdir -p "$logs"
-MY_V4=198.18.0.$((SROCE_VM_INDEX + 1))
-
-# gidx DEV IP: index of the RoCE v2 GID of IPv4 address IP.
-gidx() {
-	local want f
-	want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' \
-		${2//./ })
-	for f in /sys/class/infiniband/"$1"/ports/1/gids/*; do
-		[ "$(cat "$f" 2>/dev/null)" = "$want" ] || continue
-		[ "$(cat "/sys/class/infiniband/$1/ports/1/gid_attrs/types/${f##*/}" 2>/dev/null)" = "RoCE v2" ] || continue
-		echo "${f##*/}"
-		return 0
-	done
-	return 1
-}
-export -f gidx
 
 kmemleak_clear
-t "install sroce.ko for modprobe" install_sroce
+t "install sroce.ko for modprobe, rdma link add sroce0, port active" \
+	setup_rdma sroce
 t "modprobe rdma_ucm" modprobe rdma_ucm
-t "rdma link add sroce0" rdma link add sroce0 type sroce netdev eth0
-t "sroce0 port active" wait_for 20 \
-	bash -c '[ "$(cat /sys/class/infiniband/sroce0/ports/1/state)" = "4: ACTIVE" ]'
-t "RoCE v2 GID of $MY_V4 on sroce0" wait_for 20 gidx sroce0 "$MY_V4"
-gi=$(gidx sroce0 "$MY_V4") || gi=1
+if gi=$(gid_index sroce0 v4); then
+	ok "RoCE v2 GID of $MY_V4 on sroce0"
+else
+	not_ok "RoCE v2 GID of $MY_V4 on sroce0"
+fi
 
 # The victim: integrity pairs through rdma_cm on the same device, one
 # 64M run after another for as long as the scribbler runs (at least one);
