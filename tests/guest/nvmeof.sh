@@ -89,8 +89,9 @@ nvme_dev() {
 	return 1
 }
 
+# connect [OPTION...]: nvme connect with OPTIONs, then the namespace.
 connect() {
-	nvme connect -t rdma -a "$TARGET" -s 4420 -n "$NQN" || return 1
+	nvme connect -t rdma -a "$TARGET" -s 4420 -n "$NQN" "$@" || return 1
 	wait_for 30 nvme_dev
 }
 
@@ -129,19 +130,8 @@ port_relink() {
 		wait_for 30 bash -c 'rdma resource show cm_id | grep -q "state LISTEN.*:4420 "'
 }
 
-# sroce back on eth0 after a removal or an unload.
-dev_back() {
-	{ lsmod | grep -qw '^sroce' || modprobe sroce; } &&
-		{ dev_exists sroce0 || rdma link add sroce0 type sroce netdev eth0; } &&
-		wait_for 30 bash -c '[ "$(cat /sys/class/infiniband/sroce0/ports/1/state)" = "4: ACTIVE" ]'
-}
-
 # connect, retrying every second after a loss, giving up after 60 s.
-chaos_connect() {
-	nvme connect -t rdma -a "$TARGET" -s 4420 -n "$NQN" \
-		--reconnect-delay=1 --ctrl-loss-tmo=60 || return 1
-	wait_for 30 nvme_dev
-}
+chaos_connect() { connect --reconnect-delay=1 --ctrl-loss-tmo=60; }
 
 # remove ACTION on this side: delete the device or unload the module.
 remove_dev() {
@@ -160,7 +150,7 @@ chaos_target() {
 		echo "nvmeof chaos: round $r $act" >/dev/kmsg
 		t "$name: device removed under I/O" remove_dev "$act"
 		sleep 2
-		t "$name: sroce0 back" dev_back
+		t "$name: sroce0 back" setup_rdma sroce
 		t "$name: the port listens again" port_relink
 	fi
 	barrier "done-$r" 600 || not_ok "$name: host finished the round"
@@ -202,7 +192,7 @@ chaos_host() {
 			kill -9 "$pid"
 		fi
 		wait "$pid" 2>/dev/null
-		t "$name: sroce0 back" dev_back
+		t "$name: sroce0 back" setup_rdma sroce
 		t "$name: connect again" chaos_connect
 		FIO_SIZE=4M fio_run "chaos$r-after" --rw=write --bs=64k
 	else
