@@ -326,11 +326,12 @@ class Region:
     """An anonymous mapping with an MR over [off, off + length) of it, so
     bytes on either side of the MR can be checked too."""
 
-    def __init__(self, env, size, access, off=0, length=None, seed=1):
+    def __init__(self, env, size, access, off=0, length=None, seed=1,
+                 data=None):
         self.map = mmap.mmap(-1, size)
         self.cbuf = ctypes.c_char.from_buffer(self.map)
         self.base = ctypes.addressof(self.cbuf)
-        self.data = pattern(size, seed)
+        self.data = pattern(size, seed) if data is None else data
         self.map[:] = self.data
         self.off = off
         self.mr = MR(env.pd, size - off if length is None else length,

@@ -23,8 +23,6 @@ MR or window never change at all. The kernel's own checks (KASAN,
 lockdep, kmemleak in the debug kernel) watch the same races. Each kind
 must have met messages still in flight in at least one round.
 """
-import ctypes
-import mmap
 import os
 import sys
 import time
@@ -67,21 +65,6 @@ def shape(wcs, n, err):
     return ''
 
 
-class Target(Region):
-    """A Region over [GUARD, GUARD + WIN) of random bytes (rc_errors'
-    pattern() costs seconds per round under emulation)."""
-
-    def __init__(self, env, access):	# pylint: disable=super-init-not-called
-        size = GUARD + WIN + GUARD
-        self.map = mmap.mmap(-1, size)
-        self.cbuf = ctypes.c_char.from_buffer(self.map)
-        self.base = ctypes.addressof(self.cbuf)
-        self.data = os.urandom(size)
-        self.map[:] = self.data
-        self.off = GUARD
-        self.mr = MR(env.pd, WIN, access, address=self.base + GUARD)
-
-
 class Round:
     """One pair, a target region on b (guarded on both sides) and a source
     on a. access: the target MR's; the caller may put a window over it.
@@ -98,7 +81,10 @@ class Round:
             b_conn['min_rnr_timer'] = 24
         self.p = Pair(env, a_kw={'max_wr': BURST}, b_kw={'max_wr': BURST},
                       b_conn=b_conn, a_conn=conn or {})
-        self.tgt = Target(env, access)
+        # Random bytes: rc_errors' pattern() costs seconds per round
+        # under emulation.
+        self.tgt = Region(env, GUARD + WIN + GUARD, access, off=GUARD,
+                          length=WIN, data=os.urandom(GUARD + WIN + GUARD))
         self.src = MR(env.pd, BURST * MSG, LW)
         self.src.write(os.urandom(BURST * MSG), BURST * MSG)
         self.rbuf = MR(env.pd, PAGE, LW)
