@@ -731,6 +731,12 @@ int sroce_pkt_xmit(struct sroce_qp *qp, struct sk_buff *skb)
 	return 0;
 }
 
+static int sroce_sockopt(struct socket *sock, int level, int name, int val)
+{
+	return sock->ops->setsockopt(sock, level, name, KERNEL_SOCKPTR(&val),
+				     sizeof(val));
+}
+
 static struct socket *sroce_udp_open(bool ipv6)
 {
 	struct udp_tunnel_sock_cfg tcfg = {
@@ -755,19 +761,30 @@ static struct socket *sroce_udp_open(bool ipv6)
 		return ERR_PTR(err);
 	setup_udp_tunnel_sock(&init_net, sroce_udp_tunnel_arg(sock), &tcfg);
 	/*
-	 * setup_udp_tunnel_sock() turns IPv4 multicast loopback off, but QPs
-	 * of this host attached to a group must get what is sent to it (IPv6
-	 * loops back by default).
+	 * Packets are sized by the QP's path MTU, which the device MTU
+	 * bounds, as an RNIC sizes them. A smaller MTU the stack holds for
+	 * the route (its mtu attribute, or a PMTU learned from the
+	 * frag-needed the stack sent itself while the MTU was briefly lower,
+	 * cached for ten minutes) must not drop every full-size packet.
+	 * "Interface": the device MTU, DF kept, no PMTU updates taken.
 	 */
-	if (!ipv6) {
-		int one = 1;
-
-		err = sock->ops->setsockopt(sock, SOL_IP, IP_MULTICAST_LOOP,
-					    KERNEL_SOCKPTR(&one), sizeof(one));
-		if (err) {
-			udp_tunnel_sock_release(sroce_udp_tunnel_arg(sock));
-			return ERR_PTR(err);
-		}
+	if (ipv6) {
+		err = sroce_sockopt(sock, SOL_IPV6, IPV6_MTU_DISCOVER,
+				    IPV6_PMTUDISC_INTERFACE);
+	} else {
+		err = sroce_sockopt(sock, SOL_IP, IP_MTU_DISCOVER,
+				    IP_PMTUDISC_INTERFACE);
+		/*
+		 * setup_udp_tunnel_sock() turns IPv4 multicast loopback off,
+		 * but QPs of this host attached to a group must get what is
+		 * sent to it (IPv6 loops back by default).
+		 */
+		if (!err)
+			err = sroce_sockopt(sock, SOL_IP, IP_MULTICAST_LOOP, 1);
+	}
+	if (err) {
+		udp_tunnel_sock_release(sroce_udp_tunnel_arg(sock));
+		return ERR_PTR(err);
 	}
 	return sock;
 }
