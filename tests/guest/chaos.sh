@@ -211,7 +211,10 @@ srv=$!
 sleep 0.5
 t "integrity after the chaos: 4M clean" timeout 300 "$tool" -c "$MY_V4" \
 	-p 18777 --bytes 4M --seed 3 --timeout 60
-t "integrity server after the chaos: clean" wait "$srv"
+# (wait in this shell: t's subshell cannot wait for a child still running)
+wait "$srv"
+rc=$?
+t "integrity server after the chaos: clean" test $rc = 0
 
 t "rdma link delete sroce1, ip link del d0" bash -c \
 	'rdma link delete sroce1 && ip link del d0'

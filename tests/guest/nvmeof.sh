@@ -9,9 +9,11 @@
 # them after reloading nvme-rdma, each reading back what was written.
 # Everything the kernel's NVMe/RDMA code does goes through sroce's kernel
 # verbs: kernel QPs and CQs, fast registration and invalidation.
-# CHAOS_ROUNDS (sroce on both sides): then that many rounds of teardown
-# under fio, in turn: the target's device deleted, the host's, the
-# target's module unloaded, the host's (see chaos_host).
+# With sroce on both sides, after the first fio job each guest injects
+# forged requests and NAKs into the other's live NVMe queues while a
+# third fio job runs (spoof_phase), and CHAOS_ROUNDS rounds of teardown
+# under fio follow the rest, in turn: the target's device deleted, the
+# host's, the target's module unloaded, the host's (see chaos_host).
 set -u
 here=$(dirname "$0")
 # shellcheck source=tests/guest/lib.sh
@@ -208,12 +210,92 @@ chaos_host() {
 	chaos_state "$name"
 }
 
+# --- forged packets into the live queues ------------------------------
+
+counter() { cat "/sys/class/infiniband/sroce0/ports/1/hw_counters/$1"; }
+counted() { [ "$(counter "$1")" = "$2" ]; }
+# The NVMe queues' QPs on this side (the only kernel RC QPs here: rdma_cm's
+# on behalf of nvme-rdma or nvmet-rdma), one "QPN state" per line.
+nvme_qps() {
+	rdma -j resource show qp link sroce0/1 | "$PY" -c 'import json, sys
+for q in json.load(sys.stdin):
+    if q.get("type") == "RC" and "pid" not in q:
+        print(q["lqpn"], q["state"])' | sort
+}
+
+# Both sides, while the host's fio runs: each guest lists its NVMe
+# queues' QPs (numbers and PSNs) for the other, which sends each of them
+# a SEND, a WRITE and a READ request at the expected PSN and a NAK for
+# the last PSN sent, all from a third address, and a SEND from the real
+# peer with a foreign P_Key (spoof_live.py). Each side then counts what it
+# dropped, to the packet, and finds its queues as they were: the same
+# QPs, still in RTS; on the host, no error recovery and fio clean.
+spoof_phase() {
+	local mine=$RDMA_SYNC/spoof-qps.$me.json theirs=$RDMA_SYNC/spoof-qps.$RDMA_PEER.json
+	local np0 pk0 n qps0 qps fpid dev log recov0
+	if [ "$me" = 1 ]; then
+		dev=$(nvme_dev)
+		log=$SROCE_OUT/fio-spoof.log
+		timeout -k 5 "$FIO_T" fio --name=spoof --filename="$dev" \
+			--direct=1 --ioengine=libaio --iodepth=16 --size="$RW_SIZE" \
+			--loops=3 --rw=randwrite --bs=16k --randrepeat=0 \
+			--verify=crc32c --verify_fatal=1 >"$log" 2>&1 &
+		fpid=$!
+		recov0=$(dmesg | grep -cE 'nvme.*(error recovery|Reconnecting|timeout)')
+		sleep 1
+	fi
+	# (the host gets here after its first fio job, the target waits)
+	barrier spoof-start $((2 * FIO_T)) || not_ok "spoof: the host connected"
+	np0=$(counter rx_drop_not_peer) pk0=$(counter rx_drop_pkey)
+	qps0=$(nvme_qps)
+	rdma -j resource show qp link sroce0/1 >"$mine"
+	barrier spoof-listed 120 || not_ok "spoof: the peer listed its queues"
+	echo "nvmeof: forged packets into vm$RDMA_PEER's queues" >/dev/kmsg
+	n=$(timeout 120 "$PY" "$here/spoof_live.py" eth0 --src "$MY_V4" \
+		--dst "$PEER_V4" --spoof 198.18.0.99 --qps "$theirs" --kernel |
+		tee -a "$SROCE_OUT/spoof.log" | tail -n 1)
+	t "spoof: forged packets sent into the peer's ${n:-0} NVMe queue(s)" \
+		test "${n:-0}" -ge 2
+	echo "$n" >"$RDMA_SYNC/spoof-sent.$me"
+	barrier spoof-sent 120 || not_ok "spoof: the peer sent its packets"
+	n=$(first_line "$RDMA_SYNC/spoof-sent.$RDMA_PEER")
+	[[ $n =~ ^[0-9]+$ ]] || n=0
+	t "spoof: the $((4 * n)) forged from a third address dropped, counted in rx_drop_not_peer" \
+		wait_for 10 counted rx_drop_not_peer $((np0 + 4 * n))
+	t "spoof: the $n with a foreign P_Key dropped, counted in rx_drop_pkey" \
+		wait_for 10 counted rx_drop_pkey $((pk0 + n))
+	echo "# spoof: rx_drop_not_peer $np0 -> $(counter rx_drop_not_peer)," \
+		"rx_drop_pkey $pk0 -> $(counter rx_drop_pkey)"
+	qps=$(nvme_qps)
+	if [ "$qps" = "$qps0" ] && ! echo "$qps" | grep -qv ' RTS$'; then
+		ok "spoof: the same NVMe queues, still in RTS"
+	else
+		not_ok "spoof: the same NVMe queues, still in RTS"
+		echo "# before: $qps0" "after: $qps" | tr '\n' ' '
+		echo
+	fi
+	if [ "$me" = 1 ]; then
+		if wait "$fpid"; then
+			ok "spoof: fio $RW_SIZE verify=crc32c clean through the forged packets"
+		else
+			not_ok "spoof: fio $RW_SIZE verify=crc32c clean through the forged packets"
+			tail -n 20 "$log" | sed 's/^/#   /'
+		fi
+		t "spoof: no error recovery or reconnect on the host" test \
+			"$(dmesg | grep -cE 'nvme.*(error recovery|Reconnecting|timeout)')" = "$recov0"
+	fi
+	barrier spoof-done 300 || not_ok "spoof: the peer finished"
+}
+
 chaos=0
 [ "$DRV0" = sroce ] && [ "$DRV1" = sroce ] && chaos=$CHAOS
+spoof=0
+[ "$DRV0" = sroce ] && [ "$DRV1" = sroce ] && spoof=1
 
 if [ "$me" = 0 ]; then
 	t "nvmet: RDMA port $TARGET:4420 on ${DRVS[0]} listening" target_up
 	barrier target 300 || not_ok "host reached the target barrier"
+	[ $spoof = 0 ] || spoof_phase
 	# The host works; the target waits (bounded) until it is done.
 	barrier host-done $((4 * FIO_T)) || not_ok "host finished in time"
 	for ((r = 0; r < chaos; r++)); do
@@ -225,6 +307,7 @@ else
 	t "modprobe nvme-rdma" modprobe nvme-rdma
 	t "nvme connect -t rdma to $TARGET (${DRVS[1]}->${DRVS[0]})" connect
 	fio_run randwrite --rw=randwrite --bs=64k --randrepeat=0
+	[ $spoof = 0 ] || spoof_phase
 	fio_run write --rw=write --bs=128k
 	t "nvme disconnect" disconnect
 	t "nvme connect again" connect
