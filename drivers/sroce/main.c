@@ -12,6 +12,7 @@
 #include <linux/if_arp.h>
 #include <linux/if_vlan.h>
 #include <linux/module.h>
+#include <linux/random.h>
 #include <linux/rtnetlink.h>
 #include <rdma/ib_addr.h>
 #include <rdma/rdma_netlink.h>
@@ -143,6 +144,14 @@ static struct sroce_dev *sroce_alloc(struct net_device *ndev)
 	lockdep_set_class(&sdev->ah_xa.xa_lock, &sroce_ah_xa_key);
 	lockdep_set_class(&sdev->qp_xa.xa_lock, &sroce_qp_xa_key);
 	lockdep_set_class(&sdev->mw_xa.xa_lock, &sroce_mw_xa_key);
+	/*
+	 * QP numbers start at a random point: a peer may go on sending to
+	 * the QPs of the device this one replaces (an NVMe-oF target keeps
+	 * an old controller's queues until its keep-alive runs out), and
+	 * an RC packet names only its destination QP. Starting at 16 each
+	 * time handed the same numbers to the new QPs.
+	 */
+	sdev->qp_next = 16 + get_random_u32() % (SROCE_MCAST_QPN - 16);
 	spin_lock_init(&sdev->mw_lock);
 	sdev->ndev = ndev;
 	netdev_hold(ndev, &sdev->ndev_tracker, GFP_KERNEL);

@@ -167,6 +167,25 @@ t "sroce0 unaffected" dev_exists sroce0
 t "rdma link delete sroce0" rdma link delete sroce0
 t "device gone after delete" bash -c '! test -e /sys/class/infiniband/sroce0'
 t "re-add after delete" rdma link add sroce0 type sroce netdev eth0
+# The first QP number of a fresh device: a peer may still send to the QPs
+# of the device that went before (an NVMe-oF target keeps the old
+# controller's queues until its keep-alive runs out), so a new device
+# must not start handing out the same numbers.
+first_qpn() {
+	"$PY" -c "
+from pyverbs.device import Context
+from pyverbs.pd import PD
+from pyverbs.cq import CQ
+from pyverbs.qp import QP, QPInitAttr, QPCap
+import pyverbs.enums as e
+c = Context(name='sroce0')
+pd = PD(c)
+cq = CQ(c, 8)
+cap = QPCap(max_send_wr=1, max_recv_wr=1)
+qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq, cap=cap))
+print(qp.qp_num)"
+}
+QPN_A=$(first_qpn)
 t "rmmod with a device present" rmmod sroce
 t "device gone after rmmod" bash -c '! test -e /sys/class/infiniband/sroce0'
 
@@ -177,6 +196,11 @@ done
 t "load/unload $ITER times" test $fails -eq 0
 
 modprobe sroce
+rdma link add sroce0 type sroce netdev eth0
+QPN_B=$(first_qpn)
+rdma link delete sroce0
+t "two fresh devices start at different QP numbers ($QPN_A, $QPN_B)" \
+	test -n "$QPN_A" -a -n "$QPN_B" -a "$QPN_A" != "$QPN_B"
 fails=0
 for ((i = 0; i < ITER; i++)); do
 	{ rdma link add sroce0 type sroce netdev eth0 &&
