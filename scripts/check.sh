@@ -217,7 +217,12 @@ full_suite() {
 	mx "$k" rc pcap "rc-$k"
 	mx "$k" interop-rxe vm "interop-rxe-$k" "$k" 2 "$top/tests/guest/run.sh" rc.sh sroce rxe "$interop_mode"
 	[ "$interop_mode" != ci ] || mx "$k" interop-rxe pcap "interop-rxe-$k"
-	mx "$k" integrity vm "integrity-$k" "$k" 2 "$top/tests/guest/run.sh" integrity.sh sroce sroce 1G
+	# Teardown with the survivor in the other guest (chaos-peer.sh)
+	# shares the clean integrity run's boot: each action once (make
+	# check-all: twice).
+	local prounds=6
+	[ "${SROCE_CHECK_ALL:-}" != 1 ] || prounds=12
+	mx "$k" integrity vm "integrity-$k" "$k" 2 "$top/tests/guest/run.sh" integrity.sh sroce sroce 1G + chaos-peer.sh $prounds
 	# The wire fuzzer, 10^6 frames at the receive path (fuzz.sh): 99 s.
 	mx "$k" fuzz vm "fuzz-$k" "$k" 2 "$top/tests/guest/run.sh" fuzz.sh
 	mx "$k" integrity vm "integrity-netem-$k" "$k" 2 "$top/tests/guest/run.sh" integrity.sh sroce sroce 32M netem
@@ -234,7 +239,9 @@ short_suite() {
 	local k=$1
 	mx "$k" functional vm_join "functional-$k"
 	mx "$k" interop-rxe vm "interop-rxe-$k" "$k" 2 "$top/tests/guest/run.sh" rc.sh sroce rxe sweep
-	mx "$k" ulp vm "nvmeof-$k" "$k" 2 "$top/tests/guest/run.sh" nvmeof.sh sroce sroce 16M
+	# With teardown across the guests: process death, device removal
+	# and rmmod on either side.
+	mx "$k" ulp vm "nvmeof-$k" "$k" 2 "$top/tests/guest/run.sh" nvmeof.sh sroce sroce 16M + chaos-peer.sh 3 kill link-delete rmmod
 	dkms_install "$k"
 }
 
@@ -313,7 +320,9 @@ if [ "${SROCE_CHECK_ALL:-}" = 1 ]; then
 else
 	mx debug rx vm rx-two-vms-debug debug 2 "$top/tests/guest/run.sh" rx.sh + fuzz.sh 20000
 fi
-mx debug rc vm rc-debug debug 2 "$top/tests/guest/run.sh" rc.sh sroce sroce quick
+# Teardown across the guests there: process death in one guest, rmmod
+# in the other (about 90 s a round under KASAN).
+mx debug rc vm rc-debug debug 2 "$top/tests/guest/run.sh" rc.sh sroce sroce quick + chaos-peer.sh 2 kill rmmod
 mx debug ulp vm ulp-debug debug 2 "$top/tests/guest/run.sh" ulp.sh sroce sroce 8M sroce sroce 4M
 
 # The matrix: one row per kernel, one column per kind of step.
