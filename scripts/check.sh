@@ -194,8 +194,11 @@ pcap() {
 full_suite() {
 	local k=$1 interop_mode=${2:-ci}
 	# A process scribbling its own rings (scribble.sh) shares the device
-	# checks' boot: 200 rounds, about 60 s.
-	vm_bg "functional-$k" "$k" "$top/tests/guest/run.sh" functional.sh + scribble.sh 200
+	# checks' boot: 200 rounds, about 60 s; then 30 s of concurrent
+	# random verbs (stress.sh; make check-all 90 s).
+	local ssecs=30
+	[ "${SROCE_CHECK_ALL:-}" != 1 ] || ssecs=90
+	vm_bg "functional-$k" "$k" "$top/tests/guest/run.sh" functional.sh + scribble.sh 200 + stress.sh $ssecs
 	# Teardown under traffic (chaos.sh) shares the error paths' boot:
 	# each of the eight actions once (make check-all: twice) and 12
 	# rounds of each verbs teardown.
@@ -267,10 +270,11 @@ if [ "${SROCE_CHECK_ALL:-}" = 1 ]; then
 	dkms_install 6.12
 	dkms_install 7.2
 else
-	# Teardown under traffic (kill, link delete, rmmod, netdev removal)
-	# and 50 rounds of ring scribbling, in the same boot.
-	vm_bg functional-6.12 6.12 "$top/tests/guest/run.sh" functional.sh + chaos.sh 4 2 kill-server link-delete rmmod netdev-del + scribble.sh 50
-	vm_bg functional-7.2 7.2 "$top/tests/guest/run.sh" functional.sh + chaos.sh 4 2 kill-server link-delete rmmod netdev-del + scribble.sh 50
+	# Teardown under traffic (kill, link delete, rmmod, netdev removal),
+	# 50 rounds of ring scribbling and 20 s of concurrent random verbs,
+	# in the same boot.
+	vm_bg functional-6.12 6.12 "$top/tests/guest/run.sh" functional.sh + chaos.sh 4 2 kill-server link-delete rmmod netdev-del + scribble.sh 50 + stress.sh 20
+	vm_bg functional-7.2 7.2 "$top/tests/guest/run.sh" functional.sh + chaos.sh 4 2 kill-server link-delete rmmod netdev-del + scribble.sh 50 + stress.sh 20
 	short_suite 6.12
 	short_suite 7.2
 fi
@@ -302,11 +306,12 @@ else
 fi
 # Teardown under traffic there: process death, device removal and
 # rmmod (make check-all: all eight actions, twice), and 2 rounds of each
-# verbs teardown (4 in make check-all).
+# verbs teardown (4 in make check-all); then 15 s of concurrent random
+# verbs (40 s).
 if [ "${SROCE_CHECK_ALL:-}" = 1 ]; then
-	vm_bg rc-errors-debug debug "$top/tests/guest/run.sh" rc-errors.sh + kunit.sh + chaos.sh 16 4
+	vm_bg rc-errors-debug debug "$top/tests/guest/run.sh" rc-errors.sh + kunit.sh + chaos.sh 16 4 + stress.sh 40
 else
-	vm_bg rc-errors-debug debug "$top/tests/guest/run.sh" rc-errors.sh + kunit.sh + chaos.sh 3 2 kill-server link-delete rmmod
+	vm_bg rc-errors-debug debug "$top/tests/guest/run.sh" rc-errors.sh + kunit.sh + chaos.sh 3 2 kill-server link-delete rmmod + stress.sh 15
 fi
 mx debug functional vm_join functional-debug
 mx debug rc-errors vm_join rc-errors-debug
