@@ -173,11 +173,13 @@ t "re-add after delete" rdma link add sroce0 type sroce netdev eth0
 # must not start handing out the same numbers.
 first_qpn() {
 	"$PY" -c "
+import sys
+sys.path.insert(0, '$SROCE_TREE/tests/pyverbs')
 from pyverbs.device import Context
 from pyverbs.pd import PD
 from pyverbs.cq import CQ
 from pyverbs.qp import QP, QPInitAttr, QPCap
-import pyverbs.enums as e
+import sroce_enums as e
 c = Context(name='sroce0')
 pd = PD(c)
 cq = CQ(c, 8)
