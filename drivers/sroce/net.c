@@ -653,20 +653,27 @@ void sroce_pkt_icrc_end(struct sk_buff *skb, u32 crc, unsigned int pad)
 	put_unaligned_le32(~crc, icrc);
 }
 
-/* The sroce device a local address belongs to, with a reference. */
+/*
+ * The sroce device a local address belongs to, with a reference; the
+ * packet then comes from the netdev that owns the address (a VLAN's, say),
+ * as it would from the wire. Caller holds the RCU read lock, which keeps
+ * that netdev until the packet is delivered.
+ */
 static struct sroce_dev *sroce_local_dev(struct sk_buff *skb)
 {
-	struct net_device *ndev = NULL;
-	struct sroce_dev *sdev = NULL;
+	struct net_device *ndev;
+	struct sroce_dev *sdev;
 
-	rcu_read_lock();
+	RCU_LOCKDEP_WARN(!rcu_read_lock_held(), "no RCU read lock");
 	if (skb->protocol == htons(ETH_P_IPV6))
 		ndev = ipv6_dev_find(&init_net, &ipv6_hdr(skb)->daddr, NULL);
 	else
 		ndev = __ip_dev_find(&init_net, ip_hdr(skb)->daddr, false);
-	if (ndev)
-		sdev = sroce_dev_get_for_rx(ndev);
-	rcu_read_unlock();
+	if (!ndev)
+		return NULL;
+	sdev = sroce_dev_get_for_rx(ndev);
+	if (sdev)
+		skb->dev = ndev;
 	return sdev;
 }
 
@@ -700,18 +707,21 @@ int sroce_pkt_xmit(struct sroce_qp *qp, struct sk_buff *skb)
 	sroce_count(sdev, SROCE_CNT_TX_BYTES, skb->len - ipl);
 
 	if (skb_dst(skb)->dev->flags & IFF_LOOPBACK) {
-		struct sroce_dev *peer = sroce_local_dev(skb);
+		struct sroce_dev *peer;
 
+		rcu_read_lock();
+		peer = sroce_local_dev(skb);
 		if (!peer) {
+			rcu_read_unlock();
 			kfree_skb(skb);
 			return 0;	/* nobody to take it: lost, as on a wire */
 		}
 		skb_dst_drop(skb);
 		skb_pull(skb, ipl);
-		skb->dev = peer->ndev;
 		local_bh_disable();
 		sroce_rcv(peer, skb, true);
 		local_bh_enable();
+		rcu_read_unlock();
 		ib_device_put(&peer->ib);
 		return 0;
 	}

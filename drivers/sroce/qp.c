@@ -164,6 +164,7 @@ int sroce_complete(struct sroce_qp *qp, struct ib_cq *ibcq,
 		k->src_qp = wc->src_qp;
 		k->wc_flags = wc->flags;
 		k->network_hdr_type = wc->network_hdr_type;
+		k->vlan_id = wc->vlan_id;
 		k->port_num = 1;
 		if (wc->flags & IB_WC_WITH_IMM)
 			k->ex.imm_data = wc->imm;

@@ -10,6 +10,8 @@
  * PSN order in qp->jobs and sent by the QP's transmit loop; an ACK queued
  * behind another ACK replaces it, which coalesces ACKs under load.
  */
+#include <linux/if_vlan.h>
+
 #include "sroce.h"
 
 /* qp->in_msg: the kind of multi-packet message in progress. */
@@ -1010,6 +1012,17 @@ void sroce_resp_ud(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	else
 		memcpy(grh + 20, skb_network_header(pkt->skb), 20);
 	g.buf = grh;
+	/*
+	 * ib_core finds the GID a datagram came to by its address and VLAN
+	 * (ib_init_ah_attr_from_wc()): without the VLAN, a MAD to a VLAN
+	 * netdev's GID matches no GID and ib_cm drops it, so rdma_cm could
+	 * not accept a connection there. The netdev is the one it arrived on
+	 * (or, from this host, the one that owns its destination address).
+	 */
+	if (is_vlan_dev(pkt->skb->dev)) {
+		wc.flags |= IB_WC_WITH_VLAN;
+		wc.vlan_id = vlan_dev_vlan_id(pkt->skb->dev);
+	}
 
 	spin_lock_bh(&qp->rq_lock);
 	if (qp->state < IB_QPS_RTR || qp->state == IB_QPS_ERR ||

@@ -631,6 +631,7 @@ struct sroce_wc {
 	u32			src_qp;
 	int			flags;		/* IB_WC_WITH_IMM, ... */
 	u8			network_hdr_type;
+	u16			vlan_id;	/* with IB_WC_WITH_VLAN */
 	union {
 		__be32		imm;
 		u32		inv_rkey;

@@ -26,14 +26,14 @@
 #          tool at 2 B, 1025 B and 64 KiB, the server and the GID
 #          alternating by tool; then rdma_cm, the atomics, rping and
 #          ibv_rc_pingpong with the server on either side, ibv_rc_pingpong
-#          and ib_write_bw over VLAN 7's GID, and fewer UD, UC and SRQ
-#          runs than ci;
+#          and ib_write_bw over VLAN 7's GID, rping (rdma_cm) there both
+#          ways, and fewer UD, UC and SRQ runs than ci;
 #   quick  every tool once at chosen sizes, both GIDs, rdma_cm and both
 #          directions (under a minute in the Debian kernel);
 #   cross  (across kernel versions) every perftest tool, the atomics
 #          included, with the server on either side, one size each and the
-#          GID alternating; rdma_cm, rping and pingpong both ways, also
-#          over VLAN 7's GID;
+#          GID alternating; rdma_cm, rping and pingpong both ways, rping
+#          and pingpong also over VLAN 7's GID;
 #   ud     only ci's UD, UC, SRQ and multicast runs;
 #   ib15   only FLUSH and ATOMIC WRITE (ib15_peer.py) both ways, captured.
 # Full output of every run: $SROCE_OUT/logs/.
@@ -128,10 +128,15 @@ rping_served() {
 	[ "$(grep -c '^server ping data: rdma-ping-' "$1")" -eq $RPING_COUNT ]
 }
 
-# rping_pair SERVER_VM v4|v6
+# rping_pair SERVER_VM v4|v6|vlan (vlan: the addresses on VLAN 7, where
+# the server's side answers a REQ that came through a VLAN netdev)
 rping_pair() {
 	local srv=$1 fam=$2 saddr caddr
-	if [ "$fam" = v4 ]; then saddr=$MY_V4 caddr=$PEER_V4; else saddr=$MY_V6 caddr=$PEER_V6; fi
+	case $fam in
+	v4) saddr=$MY_V4 caddr=$PEER_V4 ;;
+	v6) saddr=$MY_V6 caddr=$PEER_V6 ;;
+	vlan) saddr=$MY_VLAN_V4 caddr=198.18.7.$((RDMA_PEER + 1)) ;;
+	esac
 	local linger='' why=''
 	if [ "${DRVS[srv]}" = rxe ]; then
 		linger=rping_served
@@ -524,6 +529,8 @@ elif [ "$MODE" = sweep ]; then
 	step pingpong 0 v4 -s 1 -n 10 -e -N
 	step pingpong 1 vlan -s 4096 -n 10
 	step perf ib_write_bw 0 vlan "$T_ONE" -s 65536 -n 5
+	step rping_pair 1 vlan
+	step rping_pair 0 vlan
 	step ib15_pair 1
 	step ib15_pair 0
 	ud_uc_srq_sweep
@@ -551,6 +558,8 @@ elif [ "$MODE" = cross ]; then
 	step pingpong 0 v4 -s 1 -n 10 -e
 	step pingpong 1 vlan -s 4096 -n 10
 	step pingpong 0 vlan -s 1500 -n 10
+	step rping_pair 1 vlan
+	step rping_pair 0 vlan
 else
 	# Every tool once, both GIDs, rdma_cm, both directions, no sweeps
 	# (a sweep takes minutes in the debug kernel); the sizes take in one
