@@ -54,9 +54,6 @@ kmemleak_clear
 t "install sroce.ko for modprobe" install_sroce
 t "modprobe rdma_ucm" modprobe rdma_ucm
 
-port_active() {
-	[ "$(cat "/sys/class/infiniband/$1/ports/1/state" 2>/dev/null)" = "4: ACTIVE" ]
-}
 # sroce0 on eth0 with both of its addresses (eth0's and VLAN 7's), as
 # every round starts.
 devices_up() {
@@ -96,32 +93,6 @@ if [ "$SROCE_KERNEL" != debug ]; then
 		ip route del "$PEER_V4/32" dev eth0
 fi
 
-rx_packets() {
-	cat /sys/class/infiniband/sroce0/ports/1/hw_counters/rx_packets 2>/dev/null || echo 0
-}
-alive() { kill -0 "$1" 2>/dev/null; }
-# gone SECS PID...: wait until every PID has exited (bounded).
-gone() {
-	local secs=$1 p i
-	shift
-	for ((i = 0; i < secs * 10; i++)); do
-		for p in "$@"; do alive "$p" && break; done
-		alive "$p" || return 0
-		sleep 0.1
-	done
-	return 1
-}
-# Name what a process that did not end is doing, for the log.
-stuck() {
-	local p
-	for p in "$@"; do
-		alive "$p" || continue
-		echo "# pid $p ($(cat /proc/"$p"/comm 2>/dev/null)) state" \
-			"$(awk '/^State/ { print $2 }' /proc/"$p"/status 2>/dev/null)"
-		sed 's/^/#   /' /proc/"$p"/stack 2>/dev/null | head -n 12
-	done
-}
-
 # What the device and the stack saw, for a round that went wrong.
 state() {
 	echo "# $1: $(rdma statistic show link sroce0/1 2>&1)"
@@ -133,13 +104,18 @@ state() {
 		echo "# $1: no ping to $PEER_VLAN_V4"
 }
 
+# established LOG PID: the integrity side connected, or died trying.
+established() {
+	grep -q '^integrity: established' "$1" || ! alive "$2"
+}
+
 PERF=(ib_write_bw ib_read_bw ib_send_bw)
 # How each survivor ended, by its first error line.
 declare -A ENDED=()
 round() {
 	local n=$1 act=$2 actor=$(($1 % 2)) me=$RDMA_ME role
 	local ip=$MY_V4 peer=$PEER_V4 gid=$V4_GID gi perf port before l name
-	local integ perfp ok_end=1 why
+	local integ perfp ok_end=1 why key
 	[ "$act" = vlan-del ] && { ip=$MY_VLAN_V4; peer=$PEER_VLAN_V4; gid=$VLAN_GID; }
 	[ "$me" = "$actor" ] && role=actor || role=survivor
 	name="round $n ($act in vm$actor)"
@@ -149,32 +125,50 @@ round() {
 	port=$((18900 + n % 100 * 2))
 	l=$logs/$n
 	barrier "ready-$n" 60 || not_ok "$name: both guests ready"
-	before=$(rx_packets)
-	# vm0 serves the integrity pair, vm1 the perftest pair.
+	# vm0 serves the integrity pair, vm1 the perftest pair. The
+	# integrity pair connects first: perftest busy-polls, and beside it
+	# a debug guest's single vCPU can take longer than the tool's
+	# connect timeout.
 	if [ "$me" = 0 ]; then
 		"$tool" -s -b "$ip" -p "$port" --listen-timeout 60 --timeout 30 \
 			>"$l.integrity" 2>&1 &
 		integ=$!
-	else
-		"$perf" -d sroce0 -x "$gi" -D 100 -s 65536 -p $((port + 1)) \
-			>"$l.perftest" 2>&1 &
-		perfp=$!
+		wait_for 60 grep -q 'server listening' "$l.integrity"
 	fi
-	sleep 0.5
 	barrier "listening-$n" 60
-	if [ "$me" = 0 ]; then
-		"$perf" -d sroce0 -x "$gi" -D 100 -s 65536 -p $((port + 1)) "$peer" \
-			>"$l.perftest" 2>&1 &
-		perfp=$!
-	else
+	if [ "$me" = 1 ]; then
 		"$tool" -c "$peer" -p "$port" --bytes 64G --max-size 256K \
 			--depth 8 --seed "$n" --timeout 30 >"$l.integrity" 2>&1 &
 		integ=$!
 	fi
-	# Act only once data flows both ways on both guests.
+	# Act only once the integrity pair is established and data flows
+	# both ways on both guests.
+	wait_for 120 established "$l.integrity" "$integ"
+	grep -q '^integrity: established' "$l.integrity" || {
+		not_ok "$name: the integrity pair connects"
+		sed 's/^/#   /' "$l.integrity"
+		state "$name"
+	}
+	barrier "established-$n" 150
+	if [ "$me" = 1 ]; then
+		"$perf" -d sroce0 -x "$gi" -D 100 -s 65536 -p $((port + 1)) \
+			>"$l.perftest" 2>&1 &
+		perfp=$!
+		wait_for 60 pair_listening $((port + 1)) "$perfp"
+	fi
+	barrier "perf-listening-$n" 90
+	before=$(rx_packets sroce0)
+	if [ "$me" = 0 ]; then
+		"$perf" -d sroce0 -x "$gi" -D 100 -s 65536 -p $((port + 1)) "$peer" \
+			>"$l.perftest" 2>&1 &
+		perfp=$!
+	fi
 	if ! wait_for 60 bash -c "[ \$(cat /sys/class/infiniband/sroce0/ports/1/hw_counters/rx_packets) -gt $((before + 400)) ]" ||
 	   ! alive "$integ" || ! alive "$perfp"; then
-		not_ok "$name: traffic flows before the teardown"
+		why="rx_packets $before -> $(rx_packets sroce0)"
+		alive "$integ" || why+=", integrity exited"
+		alive "$perfp" || why+=", $perf exited"
+		not_ok "$name: traffic flows before the teardown ($why)"
 		sed 's/^/#   /' "$l".* | tail -n 20
 		state "$name"
 	fi
@@ -210,11 +204,13 @@ round() {
 		if gone 90 "$integ"; then
 			why=$(grep -m1 '^ERROR' "$l.integrity")
 			if [ $role = survivor ]; then
-				ENDED[${why:-no error}]=$((${ENDED[${why:-no error}]:-0} + 1))
+				# (tallied without the message counts)
+				key=$(sed 's/[0-9]\+/N/g' <<<"${why:-no error}")
+				ENDED[$key]=$((${ENDED[$key]:-0} + 1))
 				if echo "$why" | grep -qE "$SURVIVOR_ERRORS"; then
 					ok "$name: the survivor's integrity side ends: ${why#ERROR: }"
 				else
-					not_ok "$name: the survivor's integrity side ends with an expected error"
+					not_ok "$name: the survivor's integrity side ends with an expected error (${why:-none})"
 					sed 's/^/#   /' "$l.integrity" | tail -n 10
 				fi
 			fi

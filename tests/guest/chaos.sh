@@ -40,9 +40,6 @@ modprobe dummy numdummies=0 2>/dev/null
 t "install sroce.ko for modprobe" install_sroce
 t "modprobe rdma_ucm" modprobe rdma_ucm
 
-port_active() {
-	[ "$(cat "/sys/class/infiniband/$1/ports/1/state" 2>/dev/null)" = "4: ACTIVE" ]
-}
 # The RoCE v2 GIDs of both devices' addresses (rdma-lib.sh's gid_lookup
 # finds their indexes).
 V4_GID=$(gid_of "$MY_V4")
@@ -68,32 +65,6 @@ devices_up() {
 		wait_for 20 gid_lookup sroce1 "$D0_GID"
 }
 t "sroce0 on eth0, sroce1 on dummy d0, ports active" devices_up
-
-rx_packets() {
-	cat "/sys/class/infiniband/$1/ports/1/hw_counters/rx_packets" 2>/dev/null || echo 0
-}
-alive() { kill -0 "$1" 2>/dev/null; }
-# gone SECS PID...: wait until every PID has exited (bounded).
-gone() {
-	local secs=$1 p i
-	shift
-	for ((i = 0; i < secs * 10; i++)); do
-		for p in "$@"; do alive "$p" && break; done
-		alive "$p" || return 0
-		sleep 0.1
-	done
-	return 1
-}
-# Name what a process that did not end is doing, for the log.
-stuck() {
-	local p
-	for p in "$@"; do
-		alive "$p" || continue
-		echo "# pid $p ($(cat /proc/"$p"/comm 2>/dev/null)) state" \
-			"$(awk '/^State/ { print $2 }' /proc/"$p"/status 2>/dev/null)"
-		sed 's/^/#   /' /proc/"$p"/stack 2>/dev/null | head -n 12
-	done
-}
 
 PERF=(ib_write_bw ib_read_bw ib_send_bw)
 round() {

@@ -297,3 +297,112 @@ pair_report() {
 	fi
 	echo "#   ${took}s"
 }
+
+# Processes and devices, for the teardown tests (chaos.sh, chaos-peer.sh).
+port_active() {
+	[ "$(cat "/sys/class/infiniband/$1/ports/1/state" 2>/dev/null)" = "4: ACTIVE" ]
+}
+rx_packets() {
+	cat "/sys/class/infiniband/$1/ports/1/hw_counters/rx_packets" 2>/dev/null || echo 0
+}
+alive() { kill -0 "$1" 2>/dev/null; }
+# gone SECS PID...: wait until every PID has exited (bounded).
+gone() {
+	local secs=$1 p i
+	shift
+	for ((i = 0; i < secs * 10; i++)); do
+		for p in "$@"; do alive "$p" && break; done
+		alive "$p" || return 0
+		sleep 0.1
+	done
+	return 1
+}
+# Name what a process that did not end is doing, for the log.
+stuck() {
+	local p
+	for p in "$@"; do
+		alive "$p" || continue
+		echo "# pid $p ($(cat /proc/"$p"/comm 2>/dev/null)) state" \
+			"$(awk '/^State/ { print $2 }' /proc/"$p"/status 2>/dev/null)"
+		sed 's/^/#   /' /proc/"$p"/stack 2>/dev/null | head -n 12
+	done
+}
+
+# A victim beside a hostile process (scribble.sh, stress.sh): integrity
+# pairs through rdma_cm in loopback on sroce0, one run after another until
+# victim_verdict stops them (at least one). Each run moves VICTIM_BYTES
+# (64M; 4M in the debug kernel, where KASAN moves about 0.5 MB/s and a
+# 64M run held up the end by 146 s).
+#   victim_start DIR SEED     starts them, logs and exit codes in DIR
+#   victim_verdict            stops them, checks every run was clean
+#   victim_device_up          sroce0 for both (and the hostile process),
+#                             its IPv4 GID's index in VICTIM_GI
+VICTIM_BYTES=64M
+[ "${SROCE_KERNEL:-}" != debug ] || VICTIM_BYTES=4M
+victim_loop() {
+	local dir=$1 seed=$2 n=0 srv port
+	local tool=$SROCE_TREE/tools/sroce-integrity
+	while :; do
+		port=$((18900 + n % 50))
+		"$tool" -s -b "$MY_V4" -p "$port" --listen-timeout 60 \
+			--timeout 60 >"$dir/isrv.$n" 2>&1 &
+		srv=$!
+		# (the hostile process keeps the CPUs busy: wait for the listener)
+		wait_for 30 grep -q 'server listening' "$dir/isrv.$n"
+		"$tool" -c "$MY_V4" -p "$port" --bytes "$VICTIM_BYTES" \
+			--max-size 256K --depth 8 --seed "$((seed + n))" \
+			--timeout 60 >"$dir/icli.$n" 2>&1
+		echo $? >"$dir/icli.$n.rc"
+		wait "$srv"
+		echo $? >"$dir/isrv.$n.rc"
+		n=$((n + 1))
+		[ -e "$dir/stop" ] && break
+	done
+}
+victim_device_up() {
+	t "install sroce.ko for modprobe, rdma link add sroce0, port active" \
+		setup_rdma sroce
+	t "modprobe rdma_ucm" modprobe rdma_ucm
+	if VICTIM_GI=$(gid_index sroce0 v4); then
+		ok "RoCE v2 GID of $MY_V4 on sroce0"
+	else
+		not_ok "RoCE v2 GID of $MY_V4 on sroce0"
+	fi
+}
+victim_start() {
+	VICTIM_DIR=$1
+	rm -f "$VICTIM_DIR/stop"
+	victim_loop "$VICTIM_DIR" "$2" &
+	VICTIM_PID=$!
+}
+victim_verdict() {
+	local dir=$VICTIM_DIR runs=0 bad='' f l i
+	# Each run is bounded by its --timeout: the last ends within 130 s.
+	touch "$dir/stop"
+	if ! gone 130 "$VICTIM_PID"; then
+		not_ok "victim runs end"
+		pkill -9 -P "$VICTIM_PID"
+		kill -9 "$VICTIM_PID"
+	fi
+	wait "$VICTIM_PID" 2>/dev/null
+	for f in "$dir"/icli.*.rc "$dir"/isrv.*.rc; do
+		[ -e "$f" ] || continue
+		runs=$((runs + 1))
+		l=${f%.rc}
+		if [ "$(cat "$f")" != 0 ] || ! grep -q 'mismatches=0 errors=0' "$l"; then
+			bad+=" ${l##*/}"
+		fi
+	done
+	for ((i = 0; i < runs / 2; i++)); do
+		grep -h '^integrity: ops=' "$dir/icli.$i" | sed "s/^/# victim $i: /"
+	done
+	if [ $runs -ge 2 ] && [ -z "$bad" ]; then
+		ok "victim: $((runs / 2)) integrity runs clean (exit 0, mismatches=0 errors=0)"
+	else
+		not_ok "victim: integrity runs clean ($((runs / 2)) runs; bad:$bad)"
+		for f in $bad; do
+			echo "# $f:"
+			tail -n 10 "$dir/$f" | sed 's/^/#   /'
+		done
+	fi
+}

@@ -25,48 +25,16 @@ THREADS=${2:-4}
 SEED=${3:-1}
 # Seconds beyond SECS the stressor may take to stop and tear down.
 STRESS_GRACE=${STRESS_GRACE:-300}
-# Each victim run's bytes: KASAN moves about 0.5 MB/s, where 64 MiB took
-# 146 s and the last run held up the end.
-VBYTES=64M
-[ "$SROCE_KERNEL" != debug ] || VBYTES=4M
-tool=$SROCE_TREE/tools/sroce-integrity
 stressor=$SROCE_TREE/tools/sroce-stress
 logs=$SROCE_OUT/stress
 mkdir -p "$logs"
 
 kmemleak_clear
-t "install sroce.ko for modprobe, rdma link add sroce0, port active" \
-	setup_rdma sroce
-t "modprobe rdma_ucm" modprobe rdma_ucm
-if gi=$(gid_index sroce0 v4); then
-	ok "RoCE v2 GID of $MY_V4 on sroce0"
-else
-	not_ok "RoCE v2 GID of $MY_V4 on sroce0"
-fi
+victim_device_up
+gi=$VICTIM_GI
 
-# The victim: integrity pairs through rdma_cm on the same device, one
-# 64M run after another for as long as the stressor runs (at least one).
-victim_loop() {
-	local n=0 srv port
-	while :; do
-		port=$((18900 + n % 50))
-		"$tool" -s -b "$MY_V4" -p "$port" --listen-timeout 60 \
-			--timeout 60 >"$logs/isrv.$n" 2>&1 &
-		srv=$!
-		wait_for 30 grep -q 'server listening' "$logs/isrv.$n"
-		"$tool" -c "$MY_V4" -p "$port" --bytes "$VBYTES" --max-size 256K \
-			--depth 8 --seed "$((SEED + n))" --timeout 60 \
-			>"$logs/icli.$n" 2>&1
-		echo $? >"$logs/icli.$n.rc"
-		wait "$srv"
-		echo $? >"$logs/isrv.$n.rc"
-		n=$((n + 1))
-		[ -e "$logs/stop" ] && break
-	done
-}
-rm -f "$logs/stop"
-victim_loop &
-vpid=$!
+# The victim (rdma-lib.sh), for as long as the stressor runs.
+victim_start "$logs" "$SEED"
 
 echo "stress: $SECS s, $THREADS threads, seed $SEED" >/dev/kmsg
 T0=$SECONDS
@@ -97,39 +65,7 @@ else
 	echo "$left" | head -n 20 | sed 's/^/#   /'
 fi
 
-# The victim's runs are bounded by their --timeout.
-touch "$logs/stop"
-for ((i = 0; i < 1300; i++)); do
-	kill -0 "$vpid" 2>/dev/null || break
-	sleep 0.1
-done
-if kill -0 "$vpid" 2>/dev/null; then
-	not_ok "victim runs end"
-	pkill -9 -P "$vpid"
-	kill -9 "$vpid"
-fi
-wait "$vpid" 2>/dev/null
-runs=0 bad=
-for f in "$logs"/icli.*.rc "$logs"/isrv.*.rc; do
-	[ -e "$f" ] || continue
-	runs=$((runs + 1))
-	l=${f%.rc}
-	if [ "$(cat "$f")" != 0 ] || ! grep -q 'mismatches=0 errors=0' "$l"; then
-		bad+=" ${l##*/}"
-	fi
-done
-for ((i = 0; i < runs / 2; i++)); do
-	grep -h '^integrity: ops=' "$logs/icli.$i" | sed "s/^/# victim $i: /"
-done
-if [ $runs -ge 2 ] && [ -z "$bad" ]; then
-	ok "victim: $((runs / 2)) integrity runs clean (exit 0, mismatches=0 errors=0)"
-else
-	not_ok "victim: integrity runs clean ($((runs / 2)) runs; bad:$bad)"
-	for f in $bad; do
-		echo "# $f:"
-		tail -n 10 "$logs/$f" | sed 's/^/#   /'
-	done
-fi
+victim_verdict
 
 t "rdma link delete sroce0" timeout 60 rdma link delete sroce0
 t "rmmod sroce" timeout 60 rmmod sroce
