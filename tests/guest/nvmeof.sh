@@ -291,6 +291,10 @@ chaos=0
 [ "$DRV0" = sroce ] && [ "$DRV1" = sroce ] && chaos=$CHAOS
 spoof=0
 [ "$DRV0" = sroce ] && [ "$DRV1" = sroce ] && spoof=1
+# Not in the debug kernel: there it took 111 s of the check's hour for the
+# same packets as on every other kernel, and rx.sh sends such packets
+# (third address, foreign P_Key) to a live QP under KASAN.
+[ "$SROCE_KERNEL" != debug ] || spoof=0
 
 if [ "$me" = 0 ]; then
 	t "nvmet: RDMA port $TARGET:4420 on ${DRVS[0]} listening" target_up

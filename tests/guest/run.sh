@@ -21,6 +21,12 @@ while [ $# -gt 0 ]; do
 	# from an empty directory so that its names cannot meet old ones.
 	[ -z "$shared" ] || [ $part -eq 1 ] || export SROCE_SHARED=$shared-part$part
 	: >"$SROCE_OUT/tap.$part.log"
+	# Only the last part scans for leaks (lib.sh's kmemleak_check).
+	if [ $# -gt 0 ]; then
+		export SROCE_KMEMLEAK_LATER=1
+	else
+		export SROCE_KMEMLEAK_LATER=0
+	fi
 	"$here/${cmd[0]}" "${cmd[@]:1}" 2>&1 |
 		tee -a "$SROCE_OUT/tap.log" "$SROCE_OUT/tap.$part.log"
 	st=${PIPESTATUS[0]}
