@@ -354,40 +354,38 @@ static uint32_t nasty32(void)
 
 /* --- PD, completion channel ------------------------------------------ */
 
-static void op_pd(void)
+static void *c_pd(void) { return ibv_alloc_pd(ctx); }
+static void *c_ch(void) { return ibv_create_comp_channel(ctx); }
+
+/* An object made from the context alone: a PD or a completion channel. */
+static void op_plain(enum otype t, enum cat c, const char *create_call,
+		     void *(*create)(void), const char *destroy_call,
+		     int (*d)(void *))
 {
-	struct obj *o = own(O_PD);
+	struct obj *o = own(t);
 
 	if (!o)
 		return;
 	if (o->live) {
-		destroy(C_PD, "ibv_dealloc_pd", o, d_pd, 1);
+		destroy(c, destroy_call, o, d, 1);
 	} else {
 		errno = 0;
-		o->h = ibv_alloc_pd(ctx);
-		if (judge(C_PD, "ibv_alloc_pd", o->h ? 0 : null_err(), ANY, 0,
-			  "-"))
+		o->h = create();
+		if (judge(c, create_call, o->h ? 0 : null_err(), ANY, 0, "-"))
 			o->live = 1;
 	}
 	pthread_rwlock_unlock(&o->lock);
 }
 
+static void op_pd(void)
+{
+	op_plain(O_PD, C_PD, "ibv_alloc_pd", c_pd, "ibv_dealloc_pd", d_pd);
+}
+
 static void op_ch(void)
 {
-	struct obj *o = own(O_CH);
-
-	if (!o)
-		return;
-	if (o->live) {
-		destroy(C_CH, "ibv_destroy_comp_channel", o, d_ch, 1);
-	} else {
-		errno = 0;
-		o->h = ibv_create_comp_channel(ctx);
-		if (judge(C_CH, "ibv_create_comp_channel",
-			  o->h ? 0 : null_err(), ANY, 0, "-"))
-			o->live = 1;
-	}
-	pthread_rwlock_unlock(&o->lock);
+	op_plain(O_CH, C_CH, "ibv_create_comp_channel", c_ch,
+		 "ibv_destroy_comp_channel", d_ch);
 }
 
 /* --- CQ --------------------------------------------------------------- */
