@@ -43,12 +43,13 @@ VLAN_GID=$(gid_of "$MY_VLAN_V4")
 # What a survivor may see when its peer goes: the peer's disconnect
 # (rdma_cm's DREQ, sent as the peer's ids are destroyed), its own requests
 # unanswered until the retry counter runs out (the peer's QP is gone),
-# the flushes that follow either, a remote access error (ib_uverbs
-# destroys a dead process's objects newest first, so the MRs the tool
-# registered after its QP go while the QP still answers: a READ or WRITE
-# arriving then is NAKed, as an RNIC would), or, on a server whose client
-# went quietly, its own receive timeout.
-SURVIVOR_ERRORS='disconnected|completion error: (transport retry counter exceeded|Work Request Flushed Error|remote access error)|timeout: nothing from the client'
+# the flushes that follow either, a remote access or remote operation
+# error (ib_uverbs destroys a dead process's objects newest first, so the
+# MRs the tool registered after its QP go while the QP still answers: a
+# READ or WRITE arriving then is NAKed for its rkey, a SEND for the
+# receive buffer it cannot be placed in, as an RNIC would), or, on a
+# server whose client went quietly, its own receive timeout.
+SURVIVOR_ERRORS='disconnected|completion error: (transport retry counter exceeded|Work Request Flushed Error|remote access error|remote operation error)|timeout: nothing from the client'
 
 kmemleak_clear
 t "install sroce.ko for modprobe" install_sroce
