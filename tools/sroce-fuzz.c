@@ -2,9 +2,10 @@
 /*
  * sroce-fuzz: a RoCEv2 wire fuzzer for a receiver's parse and receive path.
  *
- * Builds IPv4 RoCEv2 frames (Ethernet, IP, UDP, BTH and the rest, with the
- * ICRC of include/sroce/wire.h's RoCEv2 masking rules) and sends them in
- * sendmmsg() batches through an AF_PACKET socket. Two modes, interleaved:
+ * Builds RoCEv2 frames over IPv4, and with --dst6 over IPv6 too (Ethernet,
+ * IP, UDP, BTH and the rest, with the ICRC of RoCEv2's masking rules), and
+ * sends them in sendmmsg() batches through an AF_PACKET socket. Two modes,
+ * interleaved:
  *
  *   generational: a random opcode (every RC/UC/UD one, CNP, and reserved
  *     ones), random BTH fields, extension headers of the right size or cut
@@ -26,9 +27,9 @@
  * must count (malformed, ICRC error, P_Key, no QP, or handed to a QP) the
  * way sroce parses, and prints the totals as one "sroce-fuzz:" line.
  *
- * Usage: sroce-fuzz --count-rx IFACE --dst IP
- *   counts the IPv4 UDP 4791 frames to IP that IFACE receives (a packet
- *   socket filter) until SIGTERM or SIGINT, then prints the count.
+ * Usage: sroce-fuzz --count-rx IFACE --dst IP [--dst6 IP6]
+ *   counts the UDP 4791 frames to IP (and IP6) that IFACE receives (packet
+ *   socket filters) until SIGTERM or SIGINT, then prints the count.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -59,9 +60,12 @@ typedef unsigned char u8;
 
 #define ETH_HLEN_	14
 #define IP_HLEN		20
+#define IP6_HLEN	40
 #define UDP_HLEN	8
 #define L2L4		(ETH_HLEN_ + IP_HLEN + UDP_HLEN)
+#define L2L4_6		(ETH_HLEN_ + IP6_HLEN + UDP_HLEN)
 #define MAX_ROCE	(1500 - IP_HLEN - UDP_HLEN)	/* BTH..ICRC */
+#define MAX_ROCE6	(1500 - IP6_HLEN - UDP_HLEN)
 #define BATCH		64
 #define MAX_QPS		64
 #define MAX_MRS		16
@@ -93,6 +97,8 @@ static u32 known[MAX_KNOWN];
 static int nknown;
 static u32 pmtu = 1024;
 static u32 qkey = 0x11111111;
+/* BTH..ICRC of the frame being built: an IPv6 header leaves less room. */
+static u32 roce_max = MAX_ROCE;
 
 /* What the receive path must make of the frames sent, class by class. */
 enum { C_MALFORMED, C_ICRC, C_PKEY, C_NO_QP, C_QP, C_NR };
@@ -150,28 +156,37 @@ static u32 crc32_upd(u32 crc, const u8 *p, u32 n)
 }
 
 /*
- * The ICRC of an IPv4 RoCEv2 packet: @ip at the IP header, @len bytes up
- * to the ICRC. Masked as drivers/sroce/icrc.c masks them.
+ * The ICRC of a RoCEv2 packet: @ip at the IP header (IPv6 if @v6), @len
+ * bytes up to the ICRC. Masked as drivers/sroce/icrc.c masks them.
  */
-static u32 icrc(const u8 *ip, u32 len)
+static u32 icrc(const u8 *ip, bool v6, u32 len)
 {
 	static const u8 ones[8] = {
 		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
 	};
-	u8 h[IP_HLEN + UDP_HLEN + sizeof(struct sroce_bth)];
-	u32 hl = sizeof(h), crc;
+	u32 ipl = v6 ? IP6_HLEN : IP_HLEN;
+	u8 h[IP6_HLEN + UDP_HLEN + sizeof(struct sroce_bth)];
+	u32 hl = ipl + UDP_HLEN + sizeof(struct sroce_bth), crc;
 
 	if (len < hl)
 		hl = len;
 	memcpy(h, ip, hl);
-	h[1] = 0xff;			/* TOS */
-	h[8] = 0xff;			/* TTL */
-	h[10] = 0xff;			/* header checksum */
-	h[11] = 0xff;
-	h[IP_HLEN + 6] = 0xff;		/* UDP checksum */
-	h[IP_HLEN + 7] = 0xff;
-	if (hl > IP_HLEN + UDP_HLEN + 4)
-		h[IP_HLEN + UDP_HLEN + 4] = 0xff;	/* FECN, BECN, resv */
+	if (v6) {
+		h[0] |= 0x0f;		/* traffic class, flow label */
+		h[1] = 0xff;
+		h[2] = 0xff;
+		h[3] = 0xff;
+		h[7] = 0xff;		/* hop limit */
+	} else {
+		h[1] = 0xff;		/* TOS */
+		h[8] = 0xff;		/* TTL */
+		h[10] = 0xff;		/* header checksum */
+		h[11] = 0xff;
+	}
+	h[ipl + 6] = 0xff;		/* UDP checksum */
+	h[ipl + 7] = 0xff;
+	if (hl > ipl + UDP_HLEN + 4)
+		h[ipl + UDP_HLEN + 4] = 0xff;	/* FECN, BECN, resv */
 	crc = crc32_upd(~0u, ones, sizeof(ones));
 	crc = crc32_upd(crc, h, hl);
 	crc = crc32_upd(crc, ip + hl, len - hl);
@@ -395,7 +410,7 @@ static u32 gen_packet(u8 *roce)
 			rnd_bytes(roce + hl, n - hl);
 		hl = n;
 	}
-	max = MAX_ROCE - SROCE_ICRC_LEN;
+	max = roce_max - SROCE_ICRC_LEN;
 	r = below(100);
 	if (r < 15)
 		n = 0;
@@ -448,8 +463,8 @@ static u32 valid_packet(u8 *roce)
 		n = pmtu;
 	else
 		n = below(pmtu + 1);
-	if (hl + n > MAX_ROCE - SROCE_ICRC_LEN - 3)
-		n = MAX_ROCE - SROCE_ICRC_LEN - 3 - hl;
+	if (hl + n > roce_max - SROCE_ICRC_LEN - 3)
+		n = roce_max - SROCE_ICRC_LEN - 3 - hl;
 	if (h & SROCE_HDR_RETH)		/* the RETH length is the payload's */
 		((struct sroce_reth *)(roce + sizeof(*bth) +
 		 (h & SROCE_HDR_FETH ? sizeof(struct sroce_feth) : 0)))->len =
@@ -463,7 +478,7 @@ static u32 valid_packet(u8 *roce)
 
 static u32 mut_packet(u8 *roce)
 {
-	u32 len = valid_packet(roce), max = MAX_ROCE - SROCE_ICRC_LEN;
+	u32 len = valid_packet(roce), max = roce_max - SROCE_ICRC_LEN;
 	struct sroce_bth *bth = (void *)roce;
 	u32 k, nmut = 1 + below(4), off, n;
 
@@ -522,18 +537,14 @@ struct frame {
 
 static u8 smac[6], dmac[6];
 static struct in_addr src_ip, spoof_ip, dst_ip;
+static struct in6_addr src6, spoof6, dst6;
+static bool have6;
 
-/* Ethernet, IP and UDP around @roce_len bytes at buf + L2L4; the ICRC. */
-static void wrap(struct frame *f, u32 roce_len, bool spoof, bool bad_icrc)
+/* The IPv4 header of a frame of @ulen UDP bytes. */
+static void ip4_hdr(u8 *ip, u32 ulen, bool spoof)
 {
-	u8 *eth = f->buf, *ip = eth + ETH_HLEN_, *udp = ip + IP_HLEN;
-	u32 ulen = UDP_HLEN + roce_len + SROCE_ICRC_LEN, c;
 	u16 sum;
 
-	memcpy(eth, dmac, 6);
-	memcpy(eth + 6, smac, 6);
-	eth[12] = 0x08;
-	eth[13] = 0x00;
 	ip[0] = 0x45;
 	ip[1] = FUZZ_TOS;
 	ip[2] = (IP_HLEN + ulen) >> 8;
@@ -551,6 +562,44 @@ static void wrap(struct frame *f, u32 roce_len, bool spoof, bool bad_icrc)
 	sum = csum16(ip, IP_HLEN);
 	ip[10] = sum >> 8;
 	ip[11] = sum & 0xff;
+}
+
+/* The IPv6 header: traffic class FUZZ_TOS, a random flow label. */
+static void ip6_hdr(u8 *ip, u32 ulen, bool spoof)
+{
+	u32 fl = rnd() & 0xfffff;
+
+	ip[0] = 0x60 | FUZZ_TOS >> 4;
+	ip[1] = (FUZZ_TOS & 0xf) << 4 | fl >> 16;
+	ip[2] = fl >> 8;
+	ip[3] = fl;
+	ip[4] = ulen >> 8;
+	ip[5] = ulen & 0xff;
+	ip[6] = 17;
+	ip[7] = 64;
+	memcpy(ip + 8, spoof ? &spoof6 : &src6, 16);
+	memcpy(ip + 24, &dst6, 16);
+}
+
+/*
+ * Ethernet, IP (IPv6 if @v6) and UDP around @roce_len bytes at buf + L2L4
+ * (L2L4_6); the ICRC.
+ */
+static void wrap(struct frame *f, bool v6, u32 roce_len, bool spoof,
+		 bool bad_icrc)
+{
+	u32 ipl = v6 ? IP6_HLEN : IP_HLEN;
+	u8 *eth = f->buf, *ip = eth + ETH_HLEN_, *udp = ip + ipl;
+	u32 ulen = UDP_HLEN + roce_len + SROCE_ICRC_LEN, c;
+
+	memcpy(eth, dmac, 6);
+	memcpy(eth + 6, smac, 6);
+	eth[12] = v6 ? 0x86 : 0x08;
+	eth[13] = v6 ? 0xdd : 0x00;
+	if (v6)
+		ip6_hdr(ip, ulen, spoof);
+	else
+		ip4_hdr(ip, ulen, spoof);
 	udp[0] = 0xc0 | below(0x40);
 	udp[1] = rnd();
 	udp[2] = SROCE_UDP_PORT >> 8;
@@ -559,7 +608,7 @@ static void wrap(struct frame *f, u32 roce_len, bool spoof, bool bad_icrc)
 	udp[5] = ulen & 0xff;
 	udp[6] = 0;			/* no UDP checksum, as RoCEv2 sends */
 	udp[7] = 0;
-	c = icrc(ip, IP_HLEN + UDP_HLEN + roce_len);
+	c = icrc(ip, v6, ipl + UDP_HLEN + roce_len);
 	if (bad_icrc)
 		c ^= 1u << below(32);
 	/* little endian on the wire */
@@ -567,7 +616,7 @@ static void wrap(struct frame *f, u32 roce_len, bool spoof, bool bad_icrc)
 	udp[UDP_HLEN + roce_len + 1] = c >> 8;
 	udp[UDP_HLEN + roce_len + 2] = c >> 16;
 	udp[UDP_HLEN + roce_len + 3] = c >> 24;
-	f->len = L2L4 + roce_len + SROCE_ICRC_LEN;
+	f->len = ETH_HLEN_ + ipl + UDP_HLEN + roce_len + SROCE_ICRC_LEN;
 	if (f->len < 60) {		/* the minimum Ethernet frame */
 		memset(f->buf + f->len, 0, 60 - f->len);
 		f->len = 60;
@@ -650,32 +699,14 @@ static void on_signal(int sig)
 }
 
 /*
- * A packet socket that takes the incoming IPv4 UDP 4791 frames to @dst
- * (with @tos only, if @tos >= 0): PACKET_STATISTICS then counts them, those
- * its queue had no room for included, so it need not keep up.
+ * A packet socket that takes the incoming frames @code accepts:
+ * PACKET_STATISTICS then counts them, those its queue had no room for
+ * included, so it need not keep up.
  */
-static int rx_socket(const char *ifname, struct in_addr dst, int tos)
+static int rx_socket(const char *ifname, struct sock_filter *code,
+		     unsigned short len)
 {
-	u32 d = ntohl(dst.s_addr);
-	struct sock_filter code[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SKF_AD_OFF + SKF_AD_PKTTYPE),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PACKET_OUTGOING, 11, 0),
-		BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 12),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ETH_P_IP, 0, 9),
-		BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 23),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 17, 0, 7),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 30),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, d, 0, 5),
-		BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 15),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, tos < 0 ? 0 : tos,
-			 0, tos < 0 ? 0 : 3),
-		BPF_STMT(BPF_LDX | BPF_B | BPF_MSH, 14),
-		BPF_STMT(BPF_LD | BPF_H | BPF_IND, 16),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SROCE_UDP_PORT, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, 0),
-		BPF_STMT(BPF_RET | BPF_K, 64),
-	};
-	struct sock_fprog prog = { .len = ARRAY_SIZE(code), .filter = code };
+	struct sock_fprog prog = { .len = len, .filter = code };
 	struct sockaddr_ll sll = { .sll_family = AF_PACKET };
 	struct tpacket_stats st;
 	socklen_t sl = sizeof(st);
@@ -704,6 +735,71 @@ static int rx_socket(const char *ifname, struct in_addr dst, int tos)
 	return fd;
 }
 
+/* The incoming IPv4 UDP 4791 frames to @dst (with @tos only, if >= 0). */
+static int rx_socket4(const char *ifname, struct in_addr dst, int tos)
+{
+	u32 d = ntohl(dst.s_addr);
+	struct sock_filter code[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SKF_AD_OFF + SKF_AD_PKTTYPE),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PACKET_OUTGOING, 11, 0),
+		BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 12),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ETH_P_IP, 0, 9),
+		BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 23),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 17, 0, 7),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 30),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, d, 0, 5),
+		BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 15),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, tos < 0 ? 0 : tos,
+			 0, tos < 0 ? 0 : 3),
+		BPF_STMT(BPF_LDX | BPF_B | BPF_MSH, 14),
+		BPF_STMT(BPF_LD | BPF_H | BPF_IND, 16),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SROCE_UDP_PORT, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, 0),
+		BPF_STMT(BPF_RET | BPF_K, 64),
+	};
+
+	return rx_socket(ifname, code, ARRAY_SIZE(code));
+}
+
+/*
+ * The incoming IPv6 UDP 4791 frames to @dst (with traffic class @tos only,
+ * if >= 0); the fuzzer sends no extension headers.
+ */
+static int rx_socket6(const char *ifname, const struct in6_addr *dst, int tos)
+{
+	u32 d[4];
+	struct sock_filter code[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SKF_AD_OFF + SKF_AD_PKTTYPE),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PACKET_OUTGOING, 17, 0),
+		BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 12),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ETH_P_IPV6, 0, 15),
+		BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 20),		/* next header */
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 17, 0, 13),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 38),		/* destination */
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 11),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 42),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 9),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 46),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 7),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 50),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 5),
+		BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 14),		/* traffic class */
+		BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0x0ff0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, tos < 0 ? 0 : tos << 4,
+			 0, tos < 0 ? 0 : 2),
+		BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 56),		/* UDP port */
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SROCE_UDP_PORT, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, 0),
+		BPF_STMT(BPF_RET | BPF_K, 64),
+	};
+	int i;
+
+	memcpy(d, dst, sizeof(d));
+	for (i = 0; i < 4; i++)
+		code[7 + 2 * i].k = ntohl(d[i]);
+	return rx_socket(ifname, code, ARRAY_SIZE(code));
+}
+
 static u64 rx_count(int fd)
 {
 	struct tpacket_stats st;
@@ -716,12 +812,15 @@ static u64 rx_count(int fd)
 }
 
 /* --count-rx: count until SIGTERM or SIGINT. */
-static int count_rx(const char *ifname, struct in_addr dst)
+static int count_rx(const char *ifname)
 {
-	int all = rx_socket(ifname, dst, -1);
-	int fuzz = rx_socket(ifname, dst, FUZZ_TOS);
+	int all = rx_socket4(ifname, dst_ip, -1);
+	int fuzz = rx_socket4(ifname, dst_ip, FUZZ_TOS);
+	int all6 = have6 ? rx_socket6(ifname, &dst6, -1) : -1;
+	int fuzz6 = have6 ? rx_socket6(ifname, &dst6, FUZZ_TOS) : -1;
+	u64 rx6 = 0, fz6 = 0;
 
-	if (all < 0 || fuzz < 0) {
+	if (all < 0 || fuzz < 0 || (have6 && (all6 < 0 || fuzz6 < 0))) {
 		perror("count-rx");
 		return 1;
 	}
@@ -731,8 +830,12 @@ static int count_rx(const char *ifname, struct in_addr dst)
 	fflush(stdout);
 	while (!stop)
 		pause();
-	printf("sroce-fuzz: rx=%llu fuzz=%llu\n", rx_count(all),
-	       rx_count(fuzz));
+	if (have6) {
+		rx6 = rx_count(all6);
+		fz6 = rx_count(fuzz6);
+	}
+	printf("sroce-fuzz: rx=%llu fuzz=%llu rx6=%llu\n",
+	       rx_count(all) + rx6, rx_count(fuzz) + fz6, rx6);
 	return 0;
 }
 
@@ -805,8 +908,9 @@ static int probe(void)
 static const char help_fmt[] =
 	"usage: sroce-fuzz -i IFACE --src IP --spoof IP --dst IP --dmac MAC\n"
 	"                  --target FILE [--seed N] [--count N] [--pps N]\n"
-	"                  [--window N]\n"
-	"       sroce-fuzz --count-rx IFACE --dst IP\n";
+	"                  [--window N] [--src6 IP6 --spoof6 IP6 --dst6 IP6\n"
+	"                  [--v6 PERCENT]]\n"
+	"       sroce-fuzz --count-rx IFACE --dst IP [--dst6 IP6]\n";
 
 static void usage(void)
 {
@@ -828,12 +932,18 @@ int main(int argc, char **argv)
 		{ "pps", required_argument, NULL, 'p' },
 		{ "window", required_argument, NULL, 'w' },
 		{ "count-rx", required_argument, NULL, 'c' },
+		{ "src6", required_argument, NULL, '6' },
+		{ "spoof6", required_argument, NULL, '7' },
+		{ "dst6", required_argument, NULL, '8' },
+		{ "v6", required_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *ifname = NULL, *target = NULL, *count_if = NULL;
 	u64 seed = 1, count = 1000, pps = 0, sent = 0, i, window = 0;
 	u64 since_probe = 0;
-	u64 by_mode[2] = { 0 }, by_class[C_NR] = { 0 }, spoofed = 0;
+	u64 by_mode[2] = { 0 }, by_class[C_NR] = { 0 }, spoofed = 0, ipv6 = 0;
+	bool src6_set = false, spoof6_set = false;
+	u32 v6_pct = 50;
 	static struct frame frames[BATCH];
 	struct mmsghdr msgs[BATCH];
 	struct iovec iov[BATCH];
@@ -880,15 +990,37 @@ int main(int argc, char **argv)
 		case 'c':
 			count_if = optarg;
 			break;
+		case '6':
+			if (inet_pton(AF_INET6, optarg, &src6) != 1)
+				usage();
+			src6_set = true;
+			break;
+		case '7':
+			if (inet_pton(AF_INET6, optarg, &spoof6) != 1)
+				usage();
+			spoof6_set = true;
+			break;
+		case '8':
+			if (inet_pton(AF_INET6, optarg, &dst6) != 1)
+				usage();
+			have6 = true;
+			break;
+		case 'V':
+			v6_pct = strtoul(optarg, NULL, 0);
+			if (v6_pct > 100)
+				usage();
+			break;
 		default:
 			usage();
 		}
 	}
 	if (count_if)
-		return count_rx(count_if, dst_ip);
+		return count_rx(count_if);
 	if (!ifname || !target || !src_ip.s_addr || !spoof_ip.s_addr ||
-	    !dst_ip.s_addr)
+	    !dst_ip.s_addr || (have6 && (!src6_set || !spoof6_set)))
 		usage();
+	if (!have6)
+		v6_pct = 0;
 	if (load_target(target))
 		return 1;
 	crc_init();
@@ -926,15 +1058,17 @@ int main(int argc, char **argv)
 
 		for (i = 0; i < n; i++) {
 			struct frame *f = &frames[i];
-			u8 *roce = f->buf + L2L4;
-			bool mut = chance(50), bad, spoof;
+			bool v6 = chance(v6_pct), mut = chance(50), bad, spoof;
+			u8 *roce = f->buf + (v6 ? L2L4_6 : L2L4);
 			u32 len;
 
+			roce_max = v6 ? MAX_ROCE6 : MAX_ROCE;
 			len = mut ? mut_packet(roce) : gen_packet(roce);
 			bad = chance(10);
 			spoof = must_spoof(roce, len) || chance(20);
-			wrap(f, len, spoof, bad);
+			wrap(f, v6, len, spoof, bad);
 			by_mode[mut]++;
+			ipv6 += v6;
 			spoofed += spoof;
 			by_class[classify(roce, len + SROCE_ICRC_LEN, !bad)]++;
 			iov[i].iov_base = f->buf;
@@ -974,8 +1108,8 @@ int main(int argc, char **argv)
 		}
 	}
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	printf("sroce-fuzz: sent=%llu generational=%llu mutational=%llu spoofed=%llu",
-	       sent, by_mode[0], by_mode[1], spoofed);
+	printf("sroce-fuzz: sent=%llu generational=%llu mutational=%llu spoofed=%llu ipv6=%llu",
+	       sent, by_mode[0], by_mode[1], spoofed, ipv6);
 	for (k = 0; k < C_NR; k++)
 		printf(" %s=%llu", cname[k], by_class[k]);
 	printf(" probes=%u probe_retries=%llu", probe_seq, probe_retries);

@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Two VMs: the first fuzzes the second's RoCEv2 receive path with
-# tools/sroce-fuzz (generational and mutational frames, from the peer's
-# address and from a third one, 198.18.0.101) aimed at QPs in every state
+# tools/sroce-fuzz (generational and mutational frames, half over IPv4 and
+# half over IPv6, from the peer's address and from a third one,
+# 198.18.0.101 or 2001:2::101) aimed at QPs in every state
 # (tests/pyverbs/fuzz_target.py), while a live RC connection between the
 # two keeps moving verified data. The second checks its guard bytes
 # around every MR, the live connection after the run, and that its
@@ -28,13 +29,15 @@ seed=${3:-$((0x5eed))}
 fuzz=$SROCE_TREE/tools/sroce-fuzz
 target=$SROCE_TREE/tests/pyverbs/fuzz_target.py
 third=198.18.0.101
+third6=2001:2::101
 
 kmemleak_clear
 t "install sroce" install_sroce
 t "rdma link add sroce0" rdma link add sroce0 type sroce netdev eth0
 t "peer reachable over IPv4" wait_for 60 ping -c1 -W1 198.18.0.$((peer + 1))
-[ "$me" -eq 0 ] && t "third address $third on eth0" \
-	ip addr add $third/24 dev eth0
+[ "$me" -eq 0 ] && t "third addresses $third and $third6 on eth0" \
+	bash -c "ip addr add $third/24 dev eth0 &&
+		ip addr add $third6/64 dev eth0 nodad"
 t "both guests ready" guest_barrier fuzz-ready 120
 
 if [ "$me" -eq 0 ]; then
@@ -47,6 +50,7 @@ if [ "$me" -eq 0 ]; then
 		t "sroce-fuzz sent $count frames (seed $seed)" bash -c \
 			"'$fuzz' -i eth0 --src 198.18.0.1 --spoof $third \
 			--dst 198.18.0.2 --dmac $dmac --target '$SYNC_DIR/fuzz-target.txt' \
+			--src6 2001:2::1 --spoof6 $third6 --dst6 2001:2::2 \
 			--seed $seed --count $count --window $window >'$SROCE_OUT/fuzz.log' 2>&1"
 		sed 's/^/# /' "$SROCE_OUT/fuzz.log"
 		grep '^sroce-fuzz: sent=' "$SROCE_OUT/fuzz.log" >"$SYNC_DIR/fuzz.result.tmp"
@@ -59,9 +63,10 @@ if [ "$me" -eq 0 ]; then
 	sed 's/^/# peer: /' "$SROCE_OUT/fuzz-peer.log"
 	t "the live connection's peer: QP in RTS at the end" test $rc -eq 0
 	ip addr del $third/24 dev eth0
+	ip addr del $third6/64 dev eth0
 else
 	t "fuzz target: guards, live connection, accounting" bash -c \
-		"timeout -k 5 3600 $PY '$target' target sroce0 --ip 198.18.0.2 \
+		"timeout -k 5 3600 $PY '$target' target sroce0 --ip 198.18.0.2 --ip6 2001:2::2 \
 		--peer 198.18.0.1 --sync '$SYNC_DIR' --counter '$fuzz' \
 		>'$SROCE_OUT/fuzz-target.log' 2>&1"
 	cat "$SROCE_OUT/fuzz-target.log"

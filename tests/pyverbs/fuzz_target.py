@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """The two ends of tests/guest/fuzz.sh around tools/sroce-fuzz.
 
-  fuzz_target.py target DEV --ip A.B.C.D --peer A.B.C.D --sync DIR
-                 --counter TOOL
+  fuzz_target.py target DEV --ip A.B.C.D [--ip6 IP6] --peer A.B.C.D
+                 --sync DIR --counter TOOL
   fuzz_target.py peer DEV --ip A.B.C.D --sync DIR
 
 The target guest creates what the fuzzer aims at: RC QPs in RESET, INIT,
@@ -21,8 +21,9 @@ Then it checks: every guard byte intact (a fuzzed WRITE or atomic with a
 valid rkey may change bytes inside an MR, never outside), receive buffers'
 guards too; the live QPs in RTS and data still verified; and the counters:
 at two quiet points (no live traffic in flight) it starts and stops
-`sroce-fuzz --count-rx`, which counts every IPv4 UDP 4791 frame to this
-address that eth0 took in (fuzzed ones apart, by their TOS): rx_packets
+`sroce-fuzz --count-rx`, which counts every UDP 4791 frame to this
+address (and to --ip6, which the fuzzer aims IPv6 frames at) that eth0
+took in (fuzzed ones apart, by their TOS or traffic class): rx_packets
 must have grown by exactly that many, and, when every fuzzed frame
 arrived, rx_icrc_errors, rx_drop_pkey and rx_drop_no_qp by exactly what
 the fuzzer predicted, rx_drop_malformed by at least its prediction.
@@ -425,8 +426,10 @@ def target_main(a):
     # A quiet point: nothing in flight; start counting frames, then read
     # the counters.
     quiet(cnt, secs=1.0)
-    counter = subprocess.Popen([a.counter, '--count-rx', 'eth0', '--dst',
-                                a.ip], stdout=subprocess.PIPE, text=True)
+    cmd = [a.counter, '--count-rx', 'eth0', '--dst', a.ip]
+    if a.ip6:
+        cmd += ['--dst6', a.ip6]
+    counter = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
     check(counter.stdout.readline().startswith('sroce-fuzz: counting'),
           'the frame counter runs')
     before = cnt.read()
@@ -494,6 +497,7 @@ def main():
     t = sub.add_parser('target')
     t.add_argument('dev')
     t.add_argument('--ip', required=True)
+    t.add_argument('--ip6', help='count the IPv6 frames to this address too')
     t.add_argument('--peer', required=True)
     t.add_argument('--sync', required=True)
     t.add_argument('--counter', required=True)
