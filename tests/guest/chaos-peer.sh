@@ -206,7 +206,7 @@ round() {
 			why=$(grep -m1 '^ERROR' "$l.integrity")
 			if [ $role = survivor ]; then
 				# (tallied without the message counts)
-				key=$(sed 's/[0-9]\+/N/g' <<<"${why:-no error}")
+				key=$(sed -E 's/\b[0-9][0-9a-fx]*/N/g' <<<"${why:-no error}")
 				ENDED[$key]=$((${ENDED[$key]:-0} + 1))
 				if echo "$why" | grep -qE "$SURVIVOR_ERRORS"; then
 					ok "$name: the survivor's integrity side ends: ${why#ERROR: }"
