@@ -46,14 +46,14 @@ mkdir -p "$out"
 log=$out/build.log
 kmake() {
 	if [ -z "$chroot" ]; then
-		make -C "$kdir" M="$out" W=1 "$@" modules
+		make -j"$(nproc)" -C "$kdir" M="$out" W=1 "$@" modules
 		return
 	fi
 	# A private mount namespace: the mounts go away with the build
 	# (objtool reads /proc).
 	unshare -m sh -c 'mount --bind "$1" "$2/mnt/build" && mount -t proc proc "$2/proc" &&
 		shift 2 && exec chroot "$0" "$@"' \
-		"$chroot" "$out" "$chroot" make -C "$kdir" M=/mnt/build W=1 "$@" modules
+		"$chroot" "$out" "$chroot" make -j"$(nproc)" -C "$kdir" M=/mnt/build W=1 "$@" modules
 }
 if ! kmake "$@" >"$log" 2>&1; then
 	cat "$log"

@@ -85,9 +85,12 @@ count_tap() {
 		"ok - "*) pass "$prefix: ${line#ok - }"; diag=0 ;;
 		"not ok - "*) fail "$prefix: ${line#not ok - }"; diag=20 ;;
 		"#"*)
-			# What the guest said about a failure, shown with it.
+			# What the guest said about a failure, shown with it,
+			# and its first lines again in the final summary (CI
+			# keeps only the end of the output).
 			if [ $diag -gt 0 ]; then
 				echo "    $line"
+				[ $diag -le 12 ] || fails[-1]+=$'\n'"    $line"
 				diag=$((diag - 1))
 			fi
 			;;

@@ -26,15 +26,24 @@ cps+=("$new")
 
 cd "$top"
 mapfile -t files < <(git ls-files -co --exclude-standard -- '*.c' '*.h' | grep -v '\.mod\.c$')
+# One checkpatch run per file and version, as many at once as there are
+# cores (the check waits for it). xargs runs it in a child bash.
+# shellcheck disable=SC2317
+lint_one() {
+	local out
+	if ! out=$("$1" --strict --no-tree --quiet --show-types \
+			--ignore FILE_PATH_CHANGES -f "$2" 2>&1); then
+		echo "$1: $out"
+		return 1
+	fi
+}
+export -f lint_one
 fail=0
+# shellcheck disable=SC2016
 for cp in "${cps[@]}"; do
 	for f in "${files[@]}"; do
-		if ! out=$("$cp" --strict --no-tree --quiet --show-types \
-				--ignore FILE_PATH_CHANGES -f "$f" 2>&1); then
-			echo "$cp: $out"
-			fail=1
-		fi
+		printf '%s\0%s\0' "$cp" "$f"
 	done
-done
+done | xargs -0 -n 2 -P "$(nproc)" bash -c 'lint_one "$1" "$2"' lint || fail=1
 [ $fail -eq 0 ] && echo "lint: checkpatch --strict (6.1 and 7.2) clean on ${#files[@]} files"
 exit $fail

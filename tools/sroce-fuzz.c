@@ -918,6 +918,13 @@ static void usage(void)
 	exit(2);
 }
 
+/* An IPv6 option's address; "::" stands for "not given". */
+static void parse_in6(const char *s, struct in6_addr *a)
+{
+	if (inet_pton(AF_INET6, s, a) != 1 || IN6_IS_ADDR_UNSPECIFIED(a))
+		usage();
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -942,7 +949,6 @@ int main(int argc, char **argv)
 	u64 seed = 1, count = 1000, pps = 0, sent = 0, i, window = 0;
 	u64 since_probe = 0;
 	u64 by_mode[2] = { 0 }, by_class[C_NR] = { 0 }, spoofed = 0, ipv6 = 0;
-	bool src6_set = false, spoof6_set = false;
 	u32 v6_pct = 50;
 	static struct frame frames[BATCH];
 	struct mmsghdr msgs[BATCH];
@@ -991,19 +997,13 @@ int main(int argc, char **argv)
 			count_if = optarg;
 			break;
 		case '6':
-			if (inet_pton(AF_INET6, optarg, &src6) != 1)
-				usage();
-			src6_set = true;
+			parse_in6(optarg, &src6);
 			break;
 		case '7':
-			if (inet_pton(AF_INET6, optarg, &spoof6) != 1)
-				usage();
-			spoof6_set = true;
+			parse_in6(optarg, &spoof6);
 			break;
 		case '8':
-			if (inet_pton(AF_INET6, optarg, &dst6) != 1)
-				usage();
-			have6 = true;
+			parse_in6(optarg, &dst6);
 			break;
 		case 'V':
 			v6_pct = strtoul(optarg, NULL, 0);
@@ -1014,10 +1014,12 @@ int main(int argc, char **argv)
 			usage();
 		}
 	}
+	have6 = !IN6_IS_ADDR_UNSPECIFIED(&dst6);
 	if (count_if)
 		return count_rx(count_if);
 	if (!ifname || !target || !src_ip.s_addr || !spoof_ip.s_addr ||
-	    !dst_ip.s_addr || (have6 && (!src6_set || !spoof6_set)))
+	    !dst_ip.s_addr || (have6 && (IN6_IS_ADDR_UNSPECIFIED(&src6) ||
+					 IN6_IS_ADDR_UNSPECIFIED(&spoof6))))
 		usage();
 	if (!have6)
 		v6_pct = 0;
