@@ -938,7 +938,11 @@ static void modify_random(struct obj *o)
 	for (i = 0; i < ARRAY_SIZE(masks); i++)
 		if (rnd(5) == 0)
 			mask |= masks[i];
-	a.qp_state = rnd(8) ? rnd(7) : 7 + rnd(250);
+	/*
+	 * uverbs carries the state in a u8: 256 arrives as 0 (RESET), a
+	 * valid state, so the invalid ones stop at 255.
+	 */
+	a.qp_state = rnd(8) ? rnd(7) : 7 + rnd(249);
 	a.cur_qp_state = rnd(7);
 	a.qp_access_flags = rnd(16);
 	a.pkey_index = rnd(4) ? 0 : nasty32();
