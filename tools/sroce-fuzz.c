@@ -14,7 +14,11 @@
  *     and addresses mostly in its MRs;
  *   mutational: a valid packet of one opcode for a QP of its transport,
  *     then bits flipped, bytes set, the packet cut or extended, or one
- *     header field changed.
+ *     header field changed;
+ *   seeded (with --seeds PCAP): a RoCEv2 packet captured from real
+ *     traffic, aimed at a target QP of its transport (its PSN, and its
+ *     RETH, AtomicETH and DETH, mostly the target's), half of them then
+ *     mutated as above.
  *
  * IP and UDP headers are always valid, so that every frame that reaches
  * the target host reaches its RoCEv2 receive path: what the target counts
@@ -476,9 +480,10 @@ static u32 valid_packet(u8 *roce)
 	return len + sroce_pad_len(n);
 }
 
-static u32 mut_packet(u8 *roce)
+/* One to four mutations of the @len bytes at @roce; the new length. */
+static u32 mutate(u8 *roce, u32 len)
 {
-	u32 len = valid_packet(roce), max = roce_max - SROCE_ICRC_LEN;
+	u32 max = roce_max - SROCE_ICRC_LEN;
 	struct sroce_bth *bth = (void *)roce;
 	u32 k, nmut = 1 + below(4), off, n;
 
@@ -528,6 +533,179 @@ static u32 mut_packet(u8 *roce)
 		}
 	}
 	return len;
+}
+
+static u32 mut_packet(u8 *roce)
+{
+	return mutate(roce, valid_packet(roce));
+}
+
+/*
+ * Seeds: RoCEv2 packets captured from real traffic (--seeds, a classic
+ * pcap), BTH onwards without the ICRC.
+ */
+#define MAX_SEEDS	2048
+#define SEEDS_PER_OP	16	/* so that a bulk of one kind leaves room */
+struct seed {
+	u16 len;
+	u8 roce[MAX_ROCE - SROCE_ICRC_LEN];
+};
+static struct seed *seeds;
+static u32 nseeds;
+
+/* A QP of the target of transport @t, or NULL if it has none. */
+static struct tqp *pick_qp_of(enum qtype t)
+{
+	struct tqp *c[MAX_QPS];
+	int i, n = 0;
+
+	for (i = 0; i < nqps; i++)
+		if (qps[i].type == t)
+			c[n++] = &qps[i];
+	return n ? c[below(n)] : NULL;
+}
+
+/*
+ * A captured packet aimed at the target: mostly at one of its QPs of the
+ * packet's transport at a PSN near the expected one, its RETH, AtomicETH
+ * and DETH mostly pointed at the target's MRs and Q_Key; then, half the
+ * time, mutated.
+ */
+static u32 seed_packet(u8 *roce)
+{
+	const struct seed *sd = &seeds[below(nseeds)];
+	struct sroce_bth *bth = (void *)roce;
+	u32 len = sd->len, h, n = sizeof(*bth), rkey, plen;
+	struct tqp *q;
+	u64 va;
+	u8 op;
+
+	if (len > roce_max - SROCE_ICRC_LEN)
+		len = roce_max - SROCE_ICRC_LEN;
+	memcpy(roce, sd->roce, len);
+	op = sroce_bth_opcode(bth);
+	h = sroce_opcode_hdrs(op);
+	q = chance(80) ? pick_qp_of(op_type(op)) : NULL;
+	if (q) {
+		bth->qpn = sroce_cpu_be32(q->qpn);
+		bth->apsn = sroce_cpu_be32((sroce_be32(bth->apsn) &
+					    ~SROCE_PSN_MASK) |
+					   pick_psn(q->qpn));
+	}
+	if (h & SROCE_HDR_FETH)
+		n += sizeof(struct sroce_feth);
+	if ((h & SROCE_HDR_RETH) && n + sizeof(struct sroce_reth) <= len) {
+		struct sroce_reth *r = (void *)(roce + n);
+
+		if (chance(70)) {
+			pick_range(&va, &rkey, &plen, 0);
+			sroce_reth_init(r, va, rkey, sroce_reth_len(r));
+		}
+		n += sizeof(*r);
+	}
+	if ((h & SROCE_HDR_ATMETH) && n + sizeof(struct sroce_atmeth) <= len) {
+		struct sroce_atmeth *a = (void *)(roce + n);
+
+		if (chance(70)) {
+			pick_range(&va, &rkey, &plen, 8);
+			sroce_atmeth_init(a, va, rkey, sroce_atmeth_swap_add(a),
+					  sroce_atmeth_comp(a));
+		}
+		n += sizeof(*a);
+	}
+	if (h & SROCE_HDR_AETH)
+		n += sizeof(struct sroce_aeth);
+	if (h & SROCE_HDR_ATMACK)
+		n += sizeof(struct sroce_atmack);
+	if ((h & SROCE_HDR_DETH) && n + sizeof(struct sroce_deth) <= len &&
+	    chance(80)) {
+		struct sroce_deth *d = (void *)(roce + n);
+
+		sroce_deth_init(d, qkey, sroce_deth_sqp(d));
+	}
+	return chance(50) ? mutate(roce, len) : len;
+}
+
+static u32 rd16(const u8 *p)
+{
+	return p[0] << 8 | p[1];
+}
+
+/*
+ * Load the RoCEv2 packets (UDP port 4791 over IPv4 or IPv6, Ethernet
+ * without VLAN) of a classic pcap file as seeds, up to SEEDS_PER_OP of
+ * each opcode; print how many, of which opcodes. Returns 0, or -1 on an unreadable file or no seed at all.
+ */
+static int load_seeds(const char *path)
+{
+	static u32 per_op[256];
+	static u8 pkt[65536];
+	u8 gh[24], rh[16];
+	u32 magic, caplen, off, ulen, i, nops = 0;
+	bool swap;
+	FILE *f = fopen(path, "rb");
+
+	if (!f || fread(gh, sizeof(gh), 1, f) != 1) {
+		fprintf(stderr, "sroce-fuzz: cannot read %s\n", path);
+		goto fail;
+	}
+	memcpy(&magic, gh, 4);
+	swap = magic == 0xd4c3b2a1 || magic == 0x4d3cb2a1;
+	if (!swap && magic != 0xa1b2c3d4 && magic != 0xa1b23c4d) {
+		fprintf(stderr, "sroce-fuzz: %s: not a classic pcap\n", path);
+		goto fail;
+	}
+	seeds = calloc(MAX_SEEDS, sizeof(*seeds));
+	if (!seeds)
+		goto fail;
+	while (nseeds < MAX_SEEDS && fread(rh, sizeof(rh), 1, f) == 1) {
+		memcpy(&caplen, rh + 8, 4);
+		if (swap)
+			caplen = __builtin_bswap32(caplen);
+		if (caplen > sizeof(pkt) || fread(pkt, caplen, 1, f) != 1)
+			break;
+		if (caplen < ETH_HLEN_ + IP_HLEN + UDP_HLEN)
+			continue;
+		if (rd16(pkt + 12) == 0x0800 && pkt[ETH_HLEN_ + 9] == 17)
+			off = ETH_HLEN_ + (pkt[ETH_HLEN_] & 0xf) * 4;
+		else if (rd16(pkt + 12) == 0x86dd &&
+			 caplen >= L2L4_6 && pkt[ETH_HLEN_ + 6] == 17)
+			off = ETH_HLEN_ + IP6_HLEN;
+		else
+			continue;
+		if (off + UDP_HLEN > caplen ||
+		    rd16(pkt + off + 2) != SROCE_UDP_PORT)
+			continue;
+		ulen = rd16(pkt + off + 4);
+		if (ulen > caplen - off ||
+		    ulen < UDP_HLEN + sizeof(struct sroce_bth) + SROCE_ICRC_LEN ||
+		    ulen - UDP_HLEN - SROCE_ICRC_LEN > sizeof(seeds->roce))
+			continue;
+		if (per_op[pkt[off + UDP_HLEN]]++ >= SEEDS_PER_OP)
+			continue;
+		seeds[nseeds].len = ulen - UDP_HLEN - SROCE_ICRC_LEN;
+		memcpy(seeds[nseeds].roce, pkt + off + UDP_HLEN,
+		       seeds[nseeds].len);
+		nseeds++;
+	}
+	fclose(f);
+	f = NULL;
+	if (!nseeds) {
+		fprintf(stderr, "sroce-fuzz: no RoCEv2 packet in %s\n", path);
+		goto fail;
+	}
+	for (i = 0; i < 256; i++)
+		nops += !!per_op[i];
+	printf("sroce-fuzz: seeds=%u opcodes=%u:", nseeds, nops);
+	for (i = 0; i < 256; i++)
+		if (per_op[i])
+			printf(" %02x", i);
+	printf("\n");
+	return 0;
+fail:
+	if (f)
+		fclose(f);
+	return -1;
 }
 
 struct frame {
@@ -909,7 +1087,7 @@ static const char help_fmt[] =
 	"usage: sroce-fuzz -i IFACE --src IP --spoof IP --dst IP --dmac MAC\n"
 	"                  --target FILE [--seed N] [--count N] [--pps N]\n"
 	"                  [--window N] [--src6 IP6 --spoof6 IP6 --dst6 IP6\n"
-	"                  [--v6 PERCENT]]\n"
+	"                  [--v6 PERCENT]] [--seeds PCAP]\n"
 	"       sroce-fuzz --count-rx IFACE --dst IP [--dst6 IP6]\n";
 
 static void usage(void)
@@ -943,12 +1121,14 @@ int main(int argc, char **argv)
 		{ "spoof6", required_argument, NULL, '7' },
 		{ "dst6", required_argument, NULL, '8' },
 		{ "v6", required_argument, NULL, 'V' },
+		{ "seeds", required_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *ifname = NULL, *target = NULL, *count_if = NULL;
+	const char *seed_file = NULL;
 	u64 seed = 1, count = 1000, pps = 0, sent = 0, i, window = 0;
 	u64 since_probe = 0;
-	u64 by_mode[2] = { 0 }, by_class[C_NR] = { 0 }, spoofed = 0, ipv6 = 0;
+	u64 by_mode[3] = { 0 }, by_class[C_NR] = { 0 }, spoofed = 0, ipv6 = 0;
 	u32 v6_pct = 50;
 	static struct frame frames[BATCH];
 	struct mmsghdr msgs[BATCH];
@@ -1005,6 +1185,9 @@ int main(int argc, char **argv)
 		case '8':
 			parse_in6(optarg, &dst6);
 			break;
+		case 'P':
+			seed_file = optarg;
+			break;
 		case 'V':
 			v6_pct = strtoul(optarg, NULL, 0);
 			if (v6_pct > 100)
@@ -1023,7 +1206,7 @@ int main(int argc, char **argv)
 		usage();
 	if (!have6)
 		v6_pct = 0;
-	if (load_target(target))
+	if (load_target(target) || (seed_file && load_seeds(seed_file)))
 		return 1;
 	crc_init();
 	init_ops();
@@ -1060,16 +1243,18 @@ int main(int argc, char **argv)
 
 		for (i = 0; i < n; i++) {
 			struct frame *f = &frames[i];
-			bool v6 = chance(v6_pct), mut = chance(50), bad, spoof;
+			bool v6 = chance(v6_pct), bad, spoof;
 			u8 *roce = f->buf + (v6 ? L2L4_6 : L2L4);
-			u32 len;
+			/* generational, mutational, seeded: a third each */
+			u32 len, mode = below(nseeds ? 3 : 2);
 
 			roce_max = v6 ? MAX_ROCE6 : MAX_ROCE;
-			len = mut ? mut_packet(roce) : gen_packet(roce);
+			len = mode == 2 ? seed_packet(roce) :
+			      mode == 1 ? mut_packet(roce) : gen_packet(roce);
 			bad = chance(10);
 			spoof = must_spoof(roce, len) || chance(20);
 			wrap(f, v6, len, spoof, bad);
-			by_mode[mut]++;
+			by_mode[mode]++;
 			ipv6 += v6;
 			spoofed += spoof;
 			by_class[classify(roce, len + SROCE_ICRC_LEN, !bad)]++;
@@ -1110,8 +1295,8 @@ int main(int argc, char **argv)
 		}
 	}
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	printf("sroce-fuzz: sent=%llu generational=%llu mutational=%llu spoofed=%llu ipv6=%llu",
-	       sent, by_mode[0], by_mode[1], spoofed, ipv6);
+	printf("sroce-fuzz: sent=%llu generational=%llu mutational=%llu seeded=%llu spoofed=%llu ipv6=%llu",
+	       sent, by_mode[0], by_mode[1], by_mode[2], spoofed, ipv6);
 	for (k = 0; k < C_NR; k++)
 		printf(" %s=%llu", cname[k], by_class[k]);
 	printf(" probes=%u probe_retries=%llu", probe_seq, probe_retries);

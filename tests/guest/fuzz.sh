@@ -1,7 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Two VMs: the first fuzzes the second's RoCEv2 receive path with
-# tools/sroce-fuzz (generational and mutational frames, half over IPv4 and
+# tools/sroce-fuzz (generational frames, mutated valid ones and captured
+# ones: the second guest first sends every opcode it has to the first,
+# which captures them as seeds; half over IPv4 and
 # half over IPv6, from the peer's address and from a third one,
 # 198.18.0.101 or 2001:2::101) aimed at QPs in every state
 # (tests/pyverbs/fuzz_target.py), while a live RC connection between the
@@ -40,18 +42,43 @@ t "peer reachable over IPv4" wait_for 60 ping -c1 -W1 198.18.0.$((peer + 1))
 		ip addr add $third6/64 dev eth0 nodad"
 t "both guests ready" guest_barrier fuzz-ready 120
 
+# The opcodes of the target's seed traffic (fuzz_target.py send_seeds):
+# RC 0x00-0x14 (every SEND, WRITE, READ and atomic packet, ACK, atomic
+# ACK), UC SEND first/middle/last, only with immediate, WRITE
+# first/middle/last, only with immediate; UD SEND only, with immediate.
+SEED_OPS="00 01 02 03 04 05 06 07 08 09 0a 0b 0c 0d 0e 0f 10 11 12 13 14
+	20 21 22 25 26 27 28 2b 64 65"
+
 if [ "$me" -eq 0 ]; then
+	# The seeds of the fuzzer's third mode: the real traffic between the
+	# two guests, captured until the target is ready to be fuzzed.
+	dumpcap -q -P -i eth0 -f 'udp port 4791' -w /tmp/seeds.pcap \
+		>"$SROCE_OUT/dumpcap.log" 2>&1 &
+	cap_pid=$!
+	t "dumpcap capturing the seed traffic" \
+		wait_for 60 grep -q "^Capturing on 'eth0'" "$SROCE_OUT/dumpcap.log"
 	$PY "$target" peer sroce0 --ip 198.18.0.1 --sync "$SYNC_DIR" \
 		>"$SROCE_OUT/fuzz-peer.log" 2>&1 &
 	peer_pid=$!
 	if wait_for 300 test -e "$SYNC_DIR/fuzz-target.txt"; then
+		kill -INT $cap_pid
+		wait $cap_pid
 		dmac=$(ip neigh show 198.18.0.2 | awk '{ for (i = 1; i < NF; i++) if ($i == "lladdr") print $(i + 1) }')
 		echo "# sroce-fuzz: $count frames, seed $seed, window $window, to $dmac"
 		t "sroce-fuzz sent $count frames (seed $seed)" bash -c \
 			"'$fuzz' -i eth0 --src 198.18.0.1 --spoof $third \
 			--dst 198.18.0.2 --dmac $dmac --target '$SYNC_DIR/fuzz-target.txt' \
 			--src6 2001:2::1 --spoof6 $third6 --dst6 2001:2::2 \
+			--seeds /tmp/seeds.pcap \
 			--seed $seed --count $count --window $window >'$SROCE_OUT/fuzz.log' 2>&1"
+		got=$(sed -n 's/^sroce-fuzz: seeds=.*opcodes=[0-9]*: //p' "$SROCE_OUT/fuzz.log")
+		missing=
+		for op in $SEED_OPS; do
+			[[ " $got " == *" $op "* ]] || missing+="$op "
+		done
+		t "the captured seeds hold every opcode of the seed traffic" \
+			test -z "$missing"
+		[ -z "$missing" ] || echo "# missing: $missing"
 		sed 's/^/# /' "$SROCE_OUT/fuzz.log"
 		grep '^sroce-fuzz: sent=' "$SROCE_OUT/fuzz.log" >"$SYNC_DIR/fuzz.result.tmp"
 		mv "$SYNC_DIR/fuzz.result.tmp" "$SYNC_DIR/fuzz.result"

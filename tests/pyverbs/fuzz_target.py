@@ -37,18 +37,19 @@ import threading
 import time
 
 import sroce_enums as e
-from pyverbs.addr import AHAttr, GID, GlobalRoute
+from pyverbs.addr import AH, AHAttr, GID, GlobalRoute
 from pyverbs.cq import CQ
 from pyverbs.pyverbs_error import PyverbsRDMAError
 from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
 from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
-from pyverbs.wr import RecvWR
+from pyverbs.wr import RecvWR, SendWR
 
 import tap
 from tap import check
 from rc_errors import (LW, RW, RR, QPS, ST, Counters, Env, Region, Side,
                        comment, connect, gid_of, init_attr, INIT_MASK,
-                       pattern, poll, post_send, rtr_attr, RTR_MASK)
+                       mk_send, pattern, poll, post_recv, post_send,
+                       rtr_attr, RTR_MASK)
 
 AT = 8			# IBV_ACCESS_REMOTE_ATOMIC
 ALL = LW | RW | RR | AT
@@ -57,6 +58,7 @@ PEER_QPN = 0xf100	# + index: the fuzz QPs' peer, no QP of its own
 QKEY = 0x11111111
 LIVE_LEN = 1024		# bytes per live WRITE and READ
 PSN = 0x100		# every fuzz QP's rq_psn
+SEED_RECVS = 8		# receives the peer posts for the seed traffic
 
 
 def wait_file(path, secs):
@@ -99,7 +101,7 @@ def peer_main(a):
     env = Env(a.dev, a.ip)
     check(env.gid_index is not None, 'peer: IPv4 RoCE v2 GID found')
     side = Side(env)
-    reg = Region(env, 4 * PAGE, LW | RW | RR, seed=21)
+    reg = Region(env, 4 * PAGE, ALL, seed=21)
     publish(os.path.join(a.sync, 'fuzz-peer.json'),
             dict(qpn=side.qpn, rkey=reg.mr.rkey, va=reg.base,
                  len=4 * PAGE))
@@ -108,7 +110,11 @@ def peer_main(a):
     if t is None:
         return 1
     connect(env, side, t['qpn'], 0x2000, 0x1000, dgid=gid_of(t['ip']),
-            access=LW | RW | RR, timeout=18)
+            access=ALL, timeout=18)
+    # For the target's seed SENDs and WRITEs with immediate.
+    rbuf = Region(env, SEED_RECVS * PAGE, LW, seed=22)
+    for i in range(SEED_RECVS):
+        post_recv(side, i, [rbuf.sge(i * PAGE, PAGE)])
     publish(os.path.join(a.sync, 'fuzz-peer.up'), '')
     wait_file(os.path.join(a.sync, 'fuzz-target.finished'), 3600)
     st = side.state()
@@ -340,6 +346,67 @@ class FuzzQPs:
         return '\n'.join(lines) + '\n'
 
 
+def send_seeds(env, live, fq):
+    """Every opcode of the target's, on the wire to the peer guest, where
+    fuzz.sh captures them as the fuzzer's seeds: on the live RC QP SEND
+    and WRITE, with and without immediate, of one packet and of three
+    (first, middle, last), READ of one and of three response packets,
+    both atomics (with the peer's ACKs, READ responses and atomic ACKs);
+    on the UC fuzz QP SEND and WRITE of three packets and with immediate
+    of one; on the UD fuzz QP SEND with and without immediate. The UC and
+    UD ones go to QP numbers on the peer that nobody owns. Returns (ok,
+    what went wrong)."""
+    big, small = 3 * (128 << env.port_mtu) - 100, 100
+    va, rkey = live.peer['va'], live.peer['rkey']
+    rc = [(e.IBV_WR_SEND, big, None), (e.IBV_WR_SEND, small, None),
+          (e.IBV_WR_SEND_WITH_IMM, big, 1),
+          (e.IBV_WR_SEND_WITH_IMM, small, 2),
+          (e.IBV_WR_RDMA_WRITE, big, None), (e.IBV_WR_RDMA_WRITE, small, None),
+          (e.IBV_WR_RDMA_WRITE_WITH_IMM, big, 3),
+          (e.IBV_WR_RDMA_WRITE_WITH_IMM, small, 4),
+          (e.IBV_WR_RDMA_READ, big, None), (e.IBV_WR_RDMA_READ, small, None)]
+    bad = []
+
+    def done(what, cq):
+        sts = [wc.status for wc in poll(cq, 1, 30.0)]
+        if sts != [e.IBV_WC_SUCCESS]:
+            bad.append('%s: %s' % (what, [ST.get(x, x) for x in sts]))
+
+    for i, (op, n, imm) in enumerate(rc):
+        buf = live.dst if op == e.IBV_WR_RDMA_READ else live.src
+        post_send(live.side, 0x5000 + i, op, [buf.sge(PAGE, n)], imm=imm,
+                  rkey=rkey, raddr=va + 2 * PAGE)
+        done('RC opcode %d, %d bytes' % (op, n), live.side.scq)
+    for i, op in enumerate((e.IBV_WR_ATOMIC_FETCH_AND_ADD,
+                            e.IBV_WR_ATOMIC_CMP_AND_SWP)):
+        wr = SendWR(wr_id=0x5100 + i, opcode=op, num_sge=1,
+                    sg=[live.dst.sge(PAGE, 8)],
+                    send_flags=e.IBV_SEND_SIGNALED)
+        wr.set_wr_atomic(rkey, va + 3 * PAGE, 1, 2)
+        live.side.qp.post_send(wr)
+        done('atomic %d' % op, live.side.scq)
+    fq.reap()	# the ERR QP's flushed receives share the CQ
+    uc = next(qp for _, qp, t, _ in fq.qps if t == 'uc')
+    for i, (op, n, imm) in enumerate(((e.IBV_WR_SEND, big, None),
+                                      (e.IBV_WR_SEND_WITH_IMM, small, 5),
+                                      (e.IBV_WR_RDMA_WRITE, big, None),
+                                      (e.IBV_WR_RDMA_WRITE_WITH_IMM, small,
+                                       6))):
+        uc.post_send(mk_send(0x5200 + i, op, [live.src.sge(PAGE, n)],
+                             imm=imm, rkey=0x1234, raddr=0x10000))
+        done('UC opcode %d' % op, fq.cq)
+    ud = next(qp for _, qp, t, _ in fq.qps if t == 'ud')
+    ah = AH(env.pd, attr=ah_attr(env, fq.dgid))
+    for i, imm in enumerate((None, 7)):
+        wr = mk_send(0x5300 + i, e.IBV_WR_SEND_WITH_IMM if imm else
+                     e.IBV_WR_SEND, [live.src.sge(PAGE, small)], imm=imm)
+        wr.set_wr_ud(ah, PEER_QPN + 0x81, QKEY)
+        ud.post_send(wr)
+        done('UD SEND, immediate %s' % imm, fq.cq)
+    ah.close()
+    return not bad, '; '.join(bad)
+
+
 def quiet(cnt, secs=2.0, limit=60.0):
     """Wait until rx_packets has not moved for secs; return the counters."""
     end = time.monotonic() + limit
@@ -422,6 +489,9 @@ def target_main(a):
     ok = all(live.round() for _ in range(4))
     check(ok, 'live connection: 4 WRITE+READ rounds verified before the '
           'fuzzing', '; '.join(live.errors))
+    ok, why = send_seeds(env, live, fq)
+    check(ok, 'seed traffic for the fuzzer: every opcode sent, every '
+          'completion a success', why)
 
     # A quiet point: nothing in flight; start counting frames, then read
     # the counters.
