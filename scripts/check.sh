@@ -228,13 +228,17 @@ full_suite() {
 	# Teardown with the survivor in the other guest (chaos-peer.sh)
 	# shares the clean integrity run's boot: each action once (make
 	# check-all: twice).
-	local prounds=6
-	[ "${SROCE_CHECK_ALL:-}" != 1 ] || prounds=12
-	mx "$k" integrity vm "integrity-$k" "$k" 2 "$top/tests/guest/run.sh" integrity.sh sroce sroce 1G + chaos-peer.sh $prounds
+	# The clean runs move 512 MiB through the integrity tool and 128 MiB
+	# through NVMe-oF (make check-all: 1 GiB and 256 MiB).
+	local prounds=6 ibytes=512M nbytes=128M
+	[ "${SROCE_CHECK_ALL:-}" != 1 ] || { prounds=12; ibytes=1G; nbytes=256M; }
+	mx "$k" integrity vm "integrity-$k" "$k" 2 "$top/tests/guest/run.sh" integrity.sh sroce sroce $ibytes + chaos-peer.sh $prounds
 	# The wire fuzzer, 10^6 frames at the receive path (fuzz.sh): 99 s.
 	mx "$k" fuzz vm "fuzz-$k" "$k" 2 "$top/tests/guest/run.sh" fuzz.sh
-	mx "$k" integrity vm "integrity-netem-$k" "$k" 2 "$top/tests/guest/run.sh" integrity.sh sroce sroce 32M netem
-	mx "$k" ulp vm "ulp-$k" "$k" 2 "$top/tests/guest/run.sh" ulp.sh sroce sroce 256M sroce sroce 32M
+	# Loss, reordering, duplication and corruption (netem) under RC,
+	# atomics, UD and NVMe-oF with fio verify, in one boot.
+	mx "$k" integrity vm "integrity-netem-$k" "$k" 2 "$top/tests/guest/run.sh" integrity.sh sroce sroce 32M netem + nvmeof.sh sroce sroce 4M netem
+	mx "$k" ulp vm "ulp-$k" "$k" 2 "$top/tests/guest/run.sh" ulp.sh sroce sroce $nbytes sroce sroce 32M
 	mx "$k" ulp vm "ulp-rxe-$k" "$k" 2 "$top/tests/guest/run.sh" ulp.sh sroce rxe 32M rxe sroce 8M
 }
 

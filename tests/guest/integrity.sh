@@ -5,9 +5,13 @@
 # 3000 atomics through tools/sroce-atomic (every result checked).
 # Usage: integrity.sh DRV0 DRV1 BYTES [clean|netem [OPS]]
 #   DRVn: sroce or rxe for guest n (guest 1 serves, guest 0 drives).
-#   netem: both guests' NICs lose 2%, reorder and duplicate packets, so
-#   requests, data, ACKs and READ responses are all lost at times; the run
-#   must still be clean, and the sroce side must have retransmitted.
+#   netem: both guests' NICs lose 2%, reorder, duplicate and corrupt
+#   packets (lib.sh netem_on), so requests, data, ACKs and READ responses
+#   are all lost at times; the run must still be clean, the sroce side
+#   must have retransmitted and each sroce side's ICRC check must have
+#   dropped some of the peer's corrupted packets. Then UD datagrams from
+#   guest 0 to guest 1 (tests/pyverbs/ud_stream.py), every one that
+#   arrives checked.
 #   OPS: the client's --ops list (default: all).
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -21,11 +25,6 @@ peer=$((1 - me))
 drv=${drvs[me]}
 tool=$SROCE_TREE/tools/sroce-integrity
 log=$SROCE_OUT/integrity-$mode.log
-
-counter() {
-	rdma statistic show link "$dev/1" | tr ' ' '\n' |
-		awk -v k="$1" 'prev == k { print; exit } { prev = $0 }'
-}
 
 has_gid() { grep -qxF "$1" /sys/class/infiniband/"$dev"/ports/1/gids/* 2>/dev/null; }
 
@@ -44,9 +43,8 @@ t "IPv4 RoCE GID present" wait_for 30 has_gid \
 	"$(printf '0000:0000:0000:0000:0000:ffff:c612:%04x' $((me + 1)))"
 t "peer reachable over IPv4" wait_for 60 ping -c1 -W1 "198.18.0.$((peer + 1))"
 if [ "$mode" = netem ]; then
-	t "netem: 2% loss, reordering, 1% duplication on eth0" \
-		tc qdisc add dev eth0 root netem delay 1ms reorder 90% 50% \
-		loss 2% duplicate 1%
+	t "netem on eth0: 2% loss, reordering, 1% duplication, 0.5% corruption" \
+		netem_on
 fi
 t "both guests ready" guest_barrier ready 300
 
@@ -84,6 +82,24 @@ else
 	sed 's/^/# /' "$SROCE_OUT/atomic-$mode.log"
 fi
 
+# UD datagrams from guest 0 to guest 1 (tests/pyverbs/ud_stream.py),
+# through netem: every one that arrives intact, some lost or doubled.
+# (Clean UD between guests: rc.sh's perftest and pingpong runs.)
+ud_run() {
+	timeout 900 $PY "$SROCE_TREE/tests/pyverbs/ud_stream.py" "$@" \
+		--sync "$SYNC_DIR" >"$SROCE_OUT/ud-$mode.log" 2>&1
+}
+if [ "$mode" = netem ]; then
+	t "UD barrier" guest_barrier ud 300
+	if [ "$me" = 1 ]; then
+		t "UD receiver ($drv, $mode): exit 0" ud_run receiver "$dev" --ip 198.18.0.2
+	else
+		t "UD sender ($drv, $mode): exit 0" ud_run sender "$dev" \
+			--ip 198.18.0.1 --peer 198.18.0.2
+	fi
+	cat "$SROCE_OUT/ud-$mode.log"
+fi
+
 # What the link saw, for a run that lost its peer: whether the peer still
 # answers, drops at the NIC and the qdisc, the neighbour entry and ARP's
 # discards, UDP receive errors.
@@ -101,8 +117,13 @@ if [ "$drv" = sroce ]; then
 	echo "# counters: $(rdma statistic show link sroce0/1)"
 	[ "$mode" = netem ] && [ "$me" = 0 ] &&
 		t "retransmit counter is non-zero" test "$(counter retransmits)" -gt 0
+	# The peer's corrupted packets: dropped here by the ICRC check
+	# (none got through: every byte above was verified).
+	[ "$mode" = netem ] &&
+		t "netem's corrupted packets dropped by the ICRC check (rx_icrc_errors $(counter rx_icrc_errors))" \
+			test "$(counter rx_icrc_errors)" -gt 0
 fi
 t "both done" guest_barrier done 300
-[ "$mode" = netem ] && tc qdisc del dev eth0 root
+[ "$mode" = netem ] && netem_off
 t "rdma link delete $dev" rdma link delete "$dev"
 finish

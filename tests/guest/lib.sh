@@ -149,6 +149,19 @@ kmemleak_check() {
 	head -n 60 "$SROCE_OUT/kmemleak.txt" | sed 's/^/# /'
 }
 
+# counter NAME [DEV]: one of DEV's (sroce0's) port counters.
+counter() { cat "/sys/class/infiniband/${2:-sroce0}/ports/1/hw_counters/$1"; }
+
+# netem_on / netem_off: this guest's eth0 through netem: every packet
+# delayed 1 ms but 90% of them (reordering), 2% lost, 1% duplicated and
+# 0.5% with one bit flipped. A flip in what the ICRC covers makes the
+# peer's rx_icrc_errors grow; one in the IP header, the UDP checksum or
+# the frame's addresses is dropped before RoCE; one in a masked BTH bit
+# (FECN, BECN, reserved) changes nothing that matters.
+NETEM_SPEC=(delay 1ms reorder 90% 50% loss 2% duplicate 1% corrupt 0.5%)
+netem_on() { tc qdisc add dev eth0 root netem "${NETEM_SPEC[@]}"; }
+netem_off() { tc qdisc del dev eth0 root; }
+
 finish() {
 	echo "# $T_FAILED check(s) failed"
 	[ "$T_FAILED" -eq 0 ]

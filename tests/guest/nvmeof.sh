@@ -14,6 +14,12 @@
 # third fio job runs (spoof_phase), and CHAOS_ROUNDS rounds of teardown
 # under fio follow the rest, in turn: the target's device deleted, the
 # host's, the target's module unloaded, the host's (see chaos_host).
+# With netem instead of CHAOS_ROUNDS, both guests' NICs lose, reorder,
+# duplicate and corrupt packets (lib.sh netem_on) for the whole run, which
+# must still verify every byte; no spoofing then (netem would lose forged
+# packets too, and the counts would not add up). Checked besides: each
+# sroce side retransmitted and its ICRC check dropped some of the peer's
+# corrupted packets.
 set -u
 here=$(dirname "$0")
 # shellcheck source=tests/guest/lib.sh
@@ -21,10 +27,12 @@ here=$(dirname "$0")
 # shellcheck source=tests/guest/rdma-lib.sh
 . "$here/rdma-lib.sh"
 
-DRV0=${1:?usage: nvmeof.sh DRV0 DRV1 [SIZE [CHAOS_ROUNDS]]}
-DRV1=${2:?usage: nvmeof.sh DRV0 DRV1 [SIZE [CHAOS_ROUNDS]]}
+DRV0=${1:?usage: nvmeof.sh DRV0 DRV1 [SIZE [CHAOS_ROUNDS|netem]]}
+DRV1=${2:?usage: nvmeof.sh DRV0 DRV1 [SIZE [CHAOS_ROUNDS|netem]]}
 SIZE=${3:-256M}
 CHAOS=${4:-0}
+NETEM=0
+[ "$CHAOS" != netem ] || { NETEM=1; CHAOS=0; }
 CHAOS_ACTS=(target-link host-link target-rmmod host-rmmod)
 [ -z "${5:-}" ] || IFS=, read -r -a CHAOS_ACTS <<<"$5"
 # The mixed random job moves 16 KiB at a time: at most 32 MiB of it.
@@ -48,6 +56,9 @@ else
 	not_ok "vm$me: ${DRVS[me]} device $DEV up"
 fi
 t "peer reachable over IPv4" wait_for 60 ping -c1 -W1 "$PEER_V4"
+[ "$NETEM" = 0 ] ||
+	t "netem on eth0: 2% loss, reordering, 1% duplication, 0.5% corruption" \
+		netem_on
 
 target_up() {
 	modprobe nvmet-rdma || return 1
@@ -212,7 +223,6 @@ chaos_host() {
 
 # --- forged packets into the live queues ------------------------------
 
-counter() { cat "/sys/class/infiniband/sroce0/ports/1/hw_counters/$1"; }
 counted() { [ "$(counter "$1")" = "$2" ]; }
 # The NVMe queues' QPs on this side (the only kernel RC QPs here: rdma_cm's
 # on behalf of nvme-rdma or nvmet-rdma), one "QPN state" per line.
@@ -295,6 +305,7 @@ spoof=0
 # same packets as on every other kernel, and rx.sh sends such packets
 # (third address, foreign P_Key) to a live QP under KASAN.
 [ "$SROCE_KERNEL" != debug ] || spoof=0
+[ "$NETEM" = 0 ] || spoof=0
 
 if [ "$me" = 0 ]; then
 	t "nvmet: RDMA port $TARGET:4420 on ${DRVS[0]} listening" target_up
@@ -332,6 +343,16 @@ else
 	t "rmmod nvme-rdma nvme-fabrics" modprobe -r nvme-rdma nvme-fabrics
 fi
 
+if [ "$NETEM" = 1 ]; then
+	t "netem off" netem_off
+	if [ "${DRVS[me]}" = sroce ]; then
+		echo "# counters: $(rdma statistic show link sroce0/1)"
+		t "netem: sroce retransmitted (retransmits $(counter retransmits))" \
+			test "$(counter retransmits)" -gt 0
+		t "netem's corrupted packets dropped by the ICRC check (rx_icrc_errors $(counter rx_icrc_errors))" \
+			test "$(counter rx_icrc_errors)" -gt 0
+	fi
+fi
 teardown_rdma "${DRVS[me]}"
 kmemleak_check
 echo "# nvmeof.sh ${DRV0} ${DRV1}: vm$me took $((SECONDS - T0)) s"

@@ -10,11 +10,6 @@ set -u
 me=$SROCE_VM_INDEX
 peer=$((1 - me))
 
-counter() {
-	rdma statistic show link sroce0/1 | tr ' ' '\n' |
-		awk -v k="$1" 'prev == k { print; exit } { prev = $0 }'
-}
-
 kmemleak_clear
 t "install sroce" install_sroce
 t "rdma link add sroce0" rdma link add sroce0 type sroce netdev eth0

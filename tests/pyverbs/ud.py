@@ -48,9 +48,10 @@ class UDSide:
     """One UD QP in RTS with a send CQ and a receive CQ of its own (or a
     shared receive queue)."""
 
-    def __init__(self, env, qkey=QKEY, max_wr=32, max_sge=4, srq=None):
-        self.scq = CQ(env.ctx, 128)
-        self.rcq = CQ(env.ctx, 128)
+    def __init__(self, env, qkey=QKEY, max_wr=32, max_sge=4, srq=None,
+                 cq_size=128):
+        self.scq = CQ(env.ctx, cq_size)
+        self.rcq = CQ(env.ctx, cq_size)
         cap = QPCap(max_send_wr=max_wr, max_recv_wr=max_wr,
                     max_send_sge=max_sge, max_recv_sge=max_sge)
         ia = QPInitAttr(qp_type=e.IBV_QPT_UD, scq=self.scq, rcq=self.rcq,

@@ -1,0 +1,213 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""UD datagrams from one guest to the other, every one that arrives
+checked: for integrity.sh's runs, clean and through netem.
+
+  ud_stream.py receiver DEV --ip A.B.C.D --sync DIR
+  ud_stream.py sender DEV --ip A.B.C.D --peer A.B.C.D --sync DIR
+               [--count N]
+
+The sender sends COUNT datagrams (default 3000) of 8 bytes to the path
+MTU, every other one with immediate data; each carries its sequence
+number and length and then a pattern of its own. It keeps at most WINDOW
+of them ahead of what the receiver reported taking in (a file in DIR the
+receiver rewrites), waiting at most 2 s for it, so that the receiver's
+RECVS receives are never all used up by datagrams in flight. The
+receiver takes datagrams until the sender is done and nothing came for
+2 s. UD has no retransmission: under netem some datagrams are lost and
+some arrive twice. Checked on the receiver: every datagram that arrived
+is one the sender sent, intact (length, pattern, immediate, source QP),
+duplicates counted apart; every receive completion a success; more than
+half the datagrams arrived (the path works at all).
+"""
+import argparse
+import json
+import os
+import struct
+import sys
+import time
+
+from pyverbs.mr import MR
+from pyverbs.wr import SGE
+import sroce_enums as e
+
+import tap
+from tap import check
+from rc_errors import LW, Env, comment, gid_of, pattern, poll, post_recv
+from ud import UDSide, make_ah, ud_send
+
+GRH = 40
+RECVS = 1024
+WINDOW = 512
+QKEY = 0x1a2b3c4d
+
+
+def publish(path, obj):
+    tmp = path + '.tmp'
+    with open(tmp, 'w') as f:
+        json.dump(obj, f)
+    os.replace(tmp, path)
+
+
+def read_json(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def wait_json(path, secs):
+    end = time.monotonic() + secs
+    while time.monotonic() < end:
+        obj = read_json(path)
+        if obj is not None:
+            return obj
+        time.sleep(0.2)
+    return None
+
+
+def size_of(seq, mtu):
+    return 8 + (seq * 37) % (mtu - 7)
+
+
+def body(seq, n):
+    return struct.pack('>II', seq, n) + pattern(n - 8, seq & 0xff)
+
+
+def receiver(a, env):
+    mtu = 128 << env.port_mtu
+    slot = GRH + mtu
+    side = UDSide(env, qkey=QKEY, max_wr=RECVS, max_sge=1, cq_size=RECVS)
+    mr = MR(env.pd, RECVS * slot, LW)
+    for i in range(RECVS):
+        post_recv(side, i, [SGE(mr.buf + i * slot, slot, mr.lkey)])
+    publish(os.path.join(a.sync, 'ud-receiver.json'),
+            dict(qpn=side.qpn, gid=env.gid))
+    snd = wait_json(os.path.join(a.sync, 'ud-sender.json'), 300)
+    check(snd is not None, 'ud receiver: the sender published its QP')
+    if snd is None:
+        return 1
+    done_path = os.path.join(a.sync, 'ud-sender.done')
+    seen, dups, bad, errs = set(), 0, [], []
+    got = published = 0
+    last = time.monotonic()
+    done = None
+    while True:
+        wcs = poll(side.rcq, 64, 0.0)
+        for wc in wcs:
+            i = wc.wr_id
+            if wc.status != e.IBV_WC_SUCCESS:
+                errs.append('wr %d status %d' % (i, wc.status))
+            else:
+                got += 1
+                buf = mr.read(wc.byte_len, i * slot)
+                seq, n = struct.unpack('>II', buf[GRH:GRH + 8]) \
+                    if wc.byte_len >= GRH + 8 else (None, None)
+                imm = bool(wc.wc_flags & e.IBV_WC_WITH_IMM)
+                if (seq is None or n != wc.byte_len - GRH or
+                        n != size_of(seq, mtu) or
+                        buf[GRH:] != body(seq, n) or
+                        wc.src_qp != snd['qpn'] or imm != bool(seq & 1) or
+                        (imm and wc.imm_data != seq)):
+                    bad.append('wr %d: %d bytes, seq %s' % (
+                        i, wc.byte_len, seq))
+                elif seq in seen:
+                    dups += 1
+                else:
+                    seen.add(seq)
+            post_recv(side, i, [SGE(mr.buf + i * slot, slot, mr.lkey)])
+        if wcs:
+            last = time.monotonic()
+            if got - published >= 64:
+                publish(os.path.join(a.sync, 'ud-progress.json'),
+                        dict(got=got))
+                published = got
+            continue
+        if done is None:
+            done = read_json(done_path)
+        if done is not None and time.monotonic() - last > 2.0:
+            break
+        if time.monotonic() - last > 600:
+            break
+        time.sleep(0.001)
+    sent = done['sent'] if done else 0
+    comment('ud receiver: %d datagrams sent, %d arrived (%d distinct, %d '
+            'duplicates), %d lost' % (sent, got, len(seen), dups,
+                                      sent - len(seen)))
+    check(done is not None, 'ud receiver: the sender finished')
+    check(not bad, 'ud receiver: every datagram that arrived intact '
+          '(length, pattern, immediate, source QP)', '; '.join(bad[:5]))
+    check(not errs, 'ud receiver: every receive completion a success',
+          '; '.join(errs[:5]))
+    check(all(0 <= s < sent for s in seen), 'ud receiver: only datagrams '
+          'the sender sent')
+    check(len(seen) * 2 > sent, 'ud receiver: more than half the %d '
+          'datagrams arrived (%d)' % (sent, len(seen)))
+    side.close()
+    mr.close()
+    return 1 if tap.failed else 0
+
+
+def sender(a, env):
+    mtu = 128 << env.port_mtu
+    side = UDSide(env, qkey=QKEY, max_wr=64, max_sge=1)
+    mr = MR(env.pd, mtu, LW)
+    rcv = wait_json(os.path.join(a.sync, 'ud-receiver.json'), 300)
+    check(rcv is not None, 'ud sender: the receiver published its QP')
+    if rcv is None:
+        return 1
+    publish(os.path.join(a.sync, 'ud-sender.json'), dict(qpn=side.qpn))
+    ah = make_ah(env, gid_of(a.peer), env.gid_index)
+    prog = os.path.join(a.sync, 'ud-progress.json')
+    errs, waited = [], 0
+    for seq in range(a.count):
+        n = size_of(seq, mtu)
+        mr.write(body(seq, n), n)
+        ud_send(side, seq, [SGE(mr.buf, n, mr.lkey)], ah, rcv['qpn'],
+                qkey=QKEY, imm=seq if seq & 1 else None)
+        # One at a time: the next datagram reuses the buffer.
+        wcs = poll(side.scq, 1, 10.0)
+        if [wc.status for wc in wcs] != [e.IBV_WC_SUCCESS]:
+            errs.append('seq %d: %s' % (seq, [wc.status for wc in wcs]))
+            break
+        if seq % 64 == 63:
+            end = time.monotonic() + 2.0
+            while time.monotonic() < end:
+                p = read_json(prog)
+                if p and p['got'] >= seq + 1 - WINDOW:
+                    break
+                time.sleep(0.01)
+            else:
+                waited += 1
+    publish(os.path.join(a.sync, 'ud-sender.done'), dict(sent=seq + 1))
+    comment('ud sender: %d datagrams sent; %d times the receiver had not '
+            'caught up within 2 s' % (seq + 1, waited))
+    check(not errs, 'ud sender: %d datagrams, every send completion a '
+          'success' % a.count, '; '.join(errs))
+    ah.close()
+    side.close()
+    mr.close()
+    return 1 if tap.failed else 0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('role', choices=('sender', 'receiver'))
+    ap.add_argument('dev')
+    ap.add_argument('--ip', required=True)
+    ap.add_argument('--peer')
+    ap.add_argument('--sync', required=True)
+    ap.add_argument('--count', type=int, default=3000)
+    a = ap.parse_args()
+    env = Env(a.dev, a.ip)
+    check(env.gid_index is not None, 'ud %s: IPv4 RoCE v2 GID found' %
+          a.role)
+    if env.gid_index is None:
+        return 1
+    return receiver(a, env) if a.role == 'receiver' else sender(a, env)
+
+
+if __name__ == '__main__':
+    sys.stdout.reconfigure(line_buffering=True)
+    sys.exit(main())
