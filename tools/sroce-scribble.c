@@ -26,7 +26,8 @@
  * doorbells through the provider with valid work requests (ibv_post_send,
  * ibv_post_recv, ibv_post_srq_recv: receives are consumed when packets
  * arrive). Every step polls the CQs a bounded number of times. Last it
- * destroys everything.
+ * destroys everything. With --faults the child is marked for the
+ * kernel's fault injection between setup and teardown.
  *
  * One summary line at the end:
  *   scribble: rounds=R scribbles=S doorbells=D completions=C errors=E
@@ -38,6 +39,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -98,6 +100,7 @@ static struct {
 	unsigned long steps;
 	unsigned long long seed;
 	int verbose;
+	int faults;
 } opt = { .gid_index = -1, .rounds = 100, .steps = 24, .seed = 1 };
 
 static struct counts *cnt;
@@ -761,6 +764,23 @@ static void doorbells(void)
 	post_send(c.qpu, IBV_WR_SEND);
 }
 
+/*
+ * Mark this process for the kernel's fault injection (make-it-fail; the
+ * test sets the rest up in debugfs), or unmark it. Exits on failure.
+ */
+static void fault_mark(int on)
+{
+	int fd = open("/proc/self/make-it-fail", O_WRONLY);
+	int n = fd < 0 ? -1 : write(fd, on ? "1\n" : "0\n", 2);
+
+	if (fd >= 0)
+		close(fd);
+	if (n != 2) {
+		perror("scribble: /proc/self/make-it-fail");
+		exit(1);
+	}
+}
+
 static void child(unsigned long round)
 {
 	unsigned long i;
@@ -776,6 +796,9 @@ static void child(unsigned long round)
 		destroy();
 		exit(1);
 	}
+	/* Setup and teardown must work; what happens in between may fail. */
+	if (opt.faults)
+		fault_mark(1);
 	for (i = 0; i < opt.steps; i++) {
 		if (rnd(2)) {
 			traffic();
@@ -795,6 +818,8 @@ static void child(unsigned long round)
 	}
 	usleep(rnd(5000));
 	poll_all();
+	if (opt.faults)
+		fault_mark(0);
 	destroy();
 	exit(0);
 }
@@ -803,9 +828,11 @@ static void print_usage(void)
 {
 	fprintf(stderr,
 		"usage: sroce-scribble DEV --gid-index N [--rounds R] [--seed S]\n"
-		"                      [--steps K] [-v]\n"
+		"                      [--steps K] [--faults] [-v]\n"
 		"  N  index of a RoCE v2 GID of DEV's port 1 (the QPs talk to\n"
-		"     each other over it)\n");
+		"     each other over it)\n"
+		"  --faults  mark each round's process for the kernel's fault\n"
+		"            injection (make-it-fail) between setup and teardown\n");
 	exit(2);
 }
 
@@ -817,6 +844,7 @@ int main(int argc, char **argv)
 		{ "seed", required_argument, NULL, 's' },
 		{ "steps", required_argument, NULL, 'k' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "faults", no_argument, NULL, 'f' },
 		{ 0 }
 	};
 	unsigned long r;
@@ -848,6 +876,9 @@ int main(int argc, char **argv)
 			break;
 		case 'v':
 			opt.verbose = 1;
+			break;
+		case 'f':
+			opt.faults = 1;
 			break;
 		default:
 			print_usage();

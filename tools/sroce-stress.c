@@ -29,6 +29,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -93,6 +94,7 @@ static struct {
 	unsigned long long seed;
 	int gid_index;
 	int verbose;
+	int faults;
 } opt = { .threads = 4, .seconds = 10, .seed = 1, .gid_index = -1 };
 
 static struct ibv_context *ctx;
@@ -183,7 +185,7 @@ static int judge(enum cat c, const char *call, int err, enum expect e,
 
 	if (!err && e == MUST_FAIL)
 		why = "succeeded although the parameters are invalid";
-	else if (err && e == MUST_SUCCEED)
+	else if (err && e == MUST_SUCCEED && !(opt.faults && err == ENOMEM))
 		why = "refused although the parameters are valid";
 	else if (err && !allowed(err, extra))
 		why = "refused with an errno outside the allowed set";
@@ -1369,6 +1371,29 @@ static void op_query(void)
 
 /* --- threads ---------------------------------------------------------- */
 
+static int fault_mark_failed;
+
+/*
+ * Make this thread one the kernel's fault injection may fail allocations
+ * for (with CONFIG_FAULT_INJECTION; the test sets the rest up in
+ * debugfs). The main thread stays unmarked: opening the device and the
+ * final teardown must not fail.
+ */
+static int mark_for_faults(void)
+{
+	int fd = open("/proc/thread-self/make-it-fail", O_WRONLY);
+	int n = fd < 0 ? -1 : write(fd, "1\n", 2);
+
+	if (fd >= 0)
+		close(fd);
+	if (n != 2) {
+		perror("sroce-stress: /proc/thread-self/make-it-fail");
+		__atomic_store_n(&fault_mark_failed, 1, __ATOMIC_RELAXED);
+		return -1;
+	}
+	return 0;
+}
+
 static void *worker(void *arg)
 {
 	static void (* const ops[])(void) = {
@@ -1379,6 +1404,8 @@ static void *worker(void *arg)
 
 	rng = opt.seed * 0x9e3779b97f4a7c15ull + (uintptr_t)arg + 1;
 	rnd64();
+	if (opt.faults && mark_for_faults())
+		return NULL;
 	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED))
 		ops[rnd(ARRAY_SIZE(ops))]();
 	return NULL;
@@ -1461,8 +1488,11 @@ static void print_usage(void)
 {
 	fprintf(stderr,
 		"usage: sroce-stress -d DEV --gid-index I [--threads N]\n"
-		"                    [--seconds S] [--seed X] [-v]\n"
-		"  I  index of a RoCE v2 GID of DEV's port 1\n");
+		"                    [--seconds S] [--seed X] [--faults] [-v]\n"
+		"  I  index of a RoCE v2 GID of DEV's port 1\n"
+		"  --faults  mark the worker threads for the kernel's fault\n"
+		"            injection (make-it-fail); ENOMEM is then allowed\n"
+		"            from any call\n");
 	exit(2);
 }
 
@@ -1485,6 +1515,7 @@ int main(int argc, char **argv)
 		{ "seed", required_argument, NULL, 's' },
 		{ "gid-index", required_argument, NULL, 'g' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "faults", no_argument, NULL, 'f' },
 		{ 0 }
 	};
 	unsigned long ops = 0, ok = 0, refused = 0, unexp = 0;
@@ -1511,6 +1542,9 @@ int main(int argc, char **argv)
 			break;
 		case 'v':
 			opt.verbose++;
+			break;
+		case 'f':
+			opt.faults = 1;
 			break;
 		default:
 			print_usage();
@@ -1576,5 +1610,5 @@ int main(int argc, char **argv)
 	       opt.threads, opt.seconds, opt.seed);
 	printf("# the threads stopped in %.1f s, the teardown took %.1f s\n",
 	       t1 - t0, t2 - t1);
-	return unexp || left ? 1 : 0;
+	return unexp || left || fault_mark_failed ? 1 : 0;
 }

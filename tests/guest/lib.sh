@@ -162,6 +162,75 @@ NETEM_SPEC=(delay 1ms reorder 90% 50% loss 2% duplicate 1% corrupt 0.5%)
 netem_on() { tc qdisc add dev eth0 root netem "${NETEM_SPEC[@]}"; }
 netem_off() { tc qdisc del dev eth0 root; }
 
+# faults_on PCT / faults_off: failslab and fail_page_alloc (the debug
+# kernel's fault injection) fail PCT% of the slab and page allocations
+# made by tasks marked with make-it-fail (/proc/<pid>/make-it-fail, which
+# sroce-stress --faults sets for its worker threads) while sroce's code
+# is on their stack (the stack filter spans sroce's text); sleeping
+# allocations too. faults_off prints how many were failed. Kernel
+# threads and softirqs are never marked, so only the marked process's
+# system calls into sroce see failures.
+FAULTS=/sys/kernel/debug
+FAULT_TIMES=100000000
+faults_on() {
+	local pct=$1 f lo hi
+	if [ ! -d $FAULTS/failslab ] || [ ! -d $FAULTS/fail_page_alloc ]; then
+		echo "no failslab and fail_page_alloc in $FAULTS (CONFIG_FAULT_INJECTION_DEBUG_FS)"
+		return 1
+	fi
+	# sroce's text: its lowest and highest text symbol, the last one's
+	# length unknown (a page covers it).
+	read -r lo hi < <(awk '$4 == "[sroce]" && ($2 == "t" || $2 == "T") { print $1 }' \
+		/proc/kallsyms | sort | sed -n '1p;$p' | tr '\n' ' ')
+	if [ -z "$lo" ] || [ -z "$hi" ]; then
+		echo "no text symbol of sroce's in /proc/kallsyms"
+		return 1
+	fi
+	for f in failslab fail_page_alloc; do
+		f=$FAULTS/$f
+		echo Y >"$f/task-filter"
+		echo 0 >"$f/verbose"
+		echo 1 >"$f/interval"
+		echo 0 >"$f/space"
+		echo N >"$f/ignore-gfp-wait"
+		echo 32 >"$f/stacktrace-depth"
+		echo "0x$lo" >"$f/require-start"
+		printf '0x%x\n' "$((0x$hi + 4096))" >"$f/require-end"
+		echo $FAULT_TIMES >"$f/times"
+		echo "$pct" >"$f/probability"
+	done
+	echo N >$FAULTS/fail_page_alloc/ignore-gfp-highmem
+	echo 0 >$FAULTS/fail_page_alloc/min-order
+}
+faults_off() {
+	local f n total=0
+	for f in failslab fail_page_alloc; do
+		echo 0 >"$FAULTS/$f/probability"
+		n=$((FAULT_TIMES - $(cat "$FAULTS/$f/times")))
+		echo "# $f: $n allocations failed"
+		total=$((total + n))
+		echo 0 >"$FAULTS/$f/times"
+	done
+	FAULTS_FAILED=$total
+}
+# faults_start [PCT] / faults_end [PCT]: around a tool run, with PCT,
+# faults_on and faults_off as checks (some allocations must have failed)
+# and FAULT_ARGS=(--faults) for the tool; without PCT, nothing.
+faults_start() {
+	FAULT_ARGS=()
+	[ -n "${1:-}" ] || return 0
+	t "fault injection: failslab and fail_page_alloc at $1% in sroce's calls" \
+		faults_on "$1"
+	# shellcheck disable=SC2034 # the caller's
+	FAULT_ARGS=(--faults)
+}
+faults_end() {
+	[ -n "${1:-}" ] || return 0
+	faults_off
+	t "fault injection: allocations failed in sroce's calls ($FAULTS_FAILED)" \
+		test "$FAULTS_FAILED" -gt 0
+}
+
 finish() {
 	echo "# $T_FAILED check(s) failed"
 	[ "$T_FAILED" -eq 0 ]

@@ -11,7 +11,12 @@
 # QPs keep their traffic; rdma link delete and rmmod work afterwards;
 # kmemleak finds nothing. The guest's log is checked for splats by the
 # host.
-#   usage: scribble.sh [ROUNDS [SEED]]
+# With FAULT_PCT (the debug kernel, which has fault injection), failslab
+# and fail_page_alloc fail FAULT_PCT% of the allocations each round's
+# process makes with sroce's code on the stack between its setup and
+# its teardown (lib.sh faults_on, sroce-scribble --faults). Checked
+# besides: some allocations were failed.
+#   usage: scribble.sh [ROUNDS [SEED [FAULT_PCT]]]
 #   scripts/vm-run.sh --kernel 6.1 --out DIR -- tests/guest/run.sh scribble.sh 200
 # The scribbler took 39 to 88 s for 200 rounds on 6.1 (host idle, busy);
 # on the debug kernel (KASAN, lockdep, kmemleak) 24 to 60 rounds took 41
@@ -25,6 +30,7 @@ set -u
 
 ROUNDS=${1:-200}
 SEED=${2:-1}
+FAULT_PCT=${3:-}
 # Seconds the scribbler may take: generous, a debug guest is slow.
 SCRIBBLE_TIMEOUT=${SCRIBBLE_TIMEOUT:-600}
 scribbler=$SROCE_TREE/tools/sroce-scribble
@@ -38,13 +44,15 @@ gi=$VICTIM_GI
 # The victim (rdma-lib.sh), for as long as the scribbler runs.
 victim_start "$logs" "$SEED"
 
-echo "scribble: $ROUNDS rounds, seed $SEED" >/dev/kmsg
+faults_start "$FAULT_PCT"
+echo "scribble: $ROUNDS rounds, seed $SEED${FAULT_PCT:+, faults $FAULT_PCT%}" >/dev/kmsg
 T0=$SECONDS
 timeout -k 10 "$SCRIBBLE_TIMEOUT" "$scribbler" sroce0 --gid-index "$gi" \
-	--rounds "$ROUNDS" --seed "$SEED" >"$logs/scribble.out" \
+	--rounds "$ROUNDS" --seed "$SEED" "${FAULT_ARGS[@]}" >"$logs/scribble.out" \
 	2>"$logs/scribble.err"
 rc=$?
 secs=$((SECONDS - T0))
+faults_end "$FAULT_PCT"
 sed 's/^/# /' "$logs/scribble.out"
 echo "# scribbler: exit $rc after $secs s"
 if [ $rc -eq 0 ] && grep -q "^scribble: rounds=$ROUNDS " "$logs/scribble.out"; then

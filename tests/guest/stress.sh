@@ -12,7 +12,12 @@
 # afterwards; every victim run is clean (exit 0, mismatches=0 errors=0);
 # rdma link delete and rmmod work; kmemleak finds nothing. The guest's log
 # is checked for splats by the host.
-#   usage: stress.sh [SECONDS [THREADS [SEED]]]
+# With FAULT_PCT (the debug kernel, which has fault injection), failslab
+# and fail_page_alloc fail FAULT_PCT% of the allocations the stressor's
+# worker threads make with sroce's code on the stack (lib.sh faults_on);
+# ENOMEM is then a refusal any call may give. Checked besides: some
+# allocations were failed.
+#   usage: stress.sh [SECONDS [THREADS [SEED [FAULT_PCT]]]]
 #   scripts/vm-run.sh --kernel 6.1 --out DIR -- tests/guest/run.sh stress.sh 60
 set -u
 # shellcheck source=tests/guest/lib.sh
@@ -23,6 +28,7 @@ set -u
 SECS=${1:-60}
 THREADS=${2:-4}
 SEED=${3:-1}
+FAULT_PCT=${4:-}
 # Seconds beyond SECS the stressor may take to stop and tear down.
 STRESS_GRACE=${STRESS_GRACE:-300}
 stressor=$SROCE_TREE/tools/sroce-stress
@@ -36,13 +42,15 @@ gi=$VICTIM_GI
 # The victim (rdma-lib.sh), for as long as the stressor runs.
 victim_start "$logs" "$SEED"
 
-echo "stress: $SECS s, $THREADS threads, seed $SEED" >/dev/kmsg
+faults_start "$FAULT_PCT"
+echo "stress: $SECS s, $THREADS threads, seed $SEED${FAULT_PCT:+, faults $FAULT_PCT%}" >/dev/kmsg
 T0=$SECONDS
 timeout -k 10 "$((SECS + STRESS_GRACE))" "$stressor" -d sroce0 \
 	--gid-index "$gi" --threads "$THREADS" --seconds "$SECS" \
-	--seed "$SEED" >"$logs/stress.out" 2>"$logs/stress.err"
+	--seed "$SEED" "${FAULT_ARGS[@]}" >"$logs/stress.out" 2>"$logs/stress.err"
 rc=$?
 took=$((SECONDS - T0))
+faults_end "$FAULT_PCT"
 sed 's/^/# /' "$logs/stress.out"
 echo "# stressor: exit $rc after $took s"
 if [ $rc -eq 0 ] && grep -q '^sroce-stress: .* unexpected=0 ' "$logs/stress.out"; then
