@@ -550,6 +550,7 @@ struct seed {
 	u16 len;
 	u8 roce[MAX_ROCE - SROCE_ICRC_LEN];
 };
+
 static struct seed *seeds;
 static u32 nseeds;
 
@@ -634,7 +635,8 @@ static u32 rd16(const u8 *p)
 /*
  * Load the RoCEv2 packets (UDP port 4791 over IPv4 or IPv6, Ethernet
  * without VLAN) of a classic pcap file as seeds, up to SEEDS_PER_OP of
- * each opcode; print how many, of which opcodes. Returns 0, or -1 on an unreadable file or no seed at all.
+ * each opcode; print how many, of which opcodes. Returns 0, or -1 on an
+ * unreadable file or no seed at all.
  */
 static int load_seeds(const char *path)
 {
@@ -1295,8 +1297,10 @@ int main(int argc, char **argv)
 		}
 	}
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	printf("sroce-fuzz: sent=%llu generational=%llu mutational=%llu seeded=%llu spoofed=%llu ipv6=%llu",
-	       sent, by_mode[0], by_mode[1], by_mode[2], spoofed, ipv6);
+	printf("sroce-fuzz: sent=%llu generational=%llu mutational=%llu",
+	       sent, by_mode[0], by_mode[1]);
+	printf(" seeded=%llu spoofed=%llu ipv6=%llu", by_mode[2], spoofed,
+	       ipv6);
 	for (k = 0; k < C_NR; k++)
 		printf(" %s=%llu", cname[k], by_class[k]);
 	printf(" probes=%u probe_retries=%llu", probe_seq, probe_retries);
