@@ -81,6 +81,14 @@ struct obj {
 	uint32_t lkey, rkey, qpn;
 	uint64_t addr, len;
 	int qpt, mw_type, bind_tried, has_srq, has_ch;
+	/*
+	 * A CQ or SRQ whose resize failed with ENOMEM under --faults: the
+	 * rxe provider (rxe_resize_cq, rxe_modify_srq in rdma-core) unmaps
+	 * the ring once the kernel has resized it and, if mapping the new
+	 * one fails, leaves its pointer NULL; polling or posting would then
+	 * crash in the provider. Such an object is only destroyed.
+	 */
+	int ringless;
 	struct ibv_qp_cap cap;
 	uint32_t srq_sge;
 };
@@ -428,6 +436,8 @@ static void op_cq(void)
 		err = rc_err(ibv_resize_cq(o->h, cqe));
 		judge(C_CQ, "ibv_resize_cq", err, bad ? MUST_FAIL : ANY, 0,
 		      "cqe=%d max_cqe=%d", cqe, dattr.max_cqe);
+		if (opt.faults && err == ENOMEM)
+			o->ringless = 1;
 	} else if (o->live) {
 		destroy(C_CQ, "ibv_destroy_cq", o, d_cq, 1);
 	} else {
@@ -447,6 +457,7 @@ static void op_cq(void)
 			  dattr.max_cqe, !!ch, vec)) {
 			o->h = cq;
 			o->live = 1;
+			o->ringless = 0;
 			o->has_ch = !!ch;
 			set_parents(o, ch, NULL, NULL, NULL);
 		}
@@ -492,9 +503,13 @@ static void op_srq(void)
 			      bad ? MUST_FAIL : ANY, 0,
 			      "mask=%#x max_wr=%u srq_limit=%u", mask,
 			      sa.max_wr, sa.srq_limit);
+			if (opt.faults && err == ENOMEM &&
+			    (mask & IBV_SRQ_MAX_WR))
+				o->ringless = 1;
 			break;
 		default:
-			post_srq_recv(o);
+			if (!o->ringless)
+				post_srq_recv(o);
 		}
 		unuse(o);
 		return;
@@ -520,6 +535,7 @@ static void op_srq(void)
 			  dattr.max_srq_wr, dattr.max_srq_sge)) {
 			o->h = srq;
 			o->live = 1;
+			o->ringless = 0;
 			o->srq_sge = ia.attr.max_sge;
 			set_parents(o, pd, NULL, NULL, NULL);
 		}
@@ -1326,6 +1342,10 @@ static void op_poll(void)
 
 	if (!o)
 		return;
+	if (o->ringless) {
+		unuse(o);
+		return;
+	}
 	n = ibv_poll_cq(o->h, 1 + rnd(16), wc);
 	if (judge(C_POLL, "ibv_poll_cq", n < 0 ? EIO : 0, ANY, 0,
 		  "returned %d", n)) {
