@@ -308,23 +308,20 @@ mx 7.2 cross-6.1-rxe vm cross-7.2-sroce-6.1-rxe 7.2,6.1 2 --userland host "$top/
 # three: testing.rst).
 # Ring scribbling in the device checks' boot: 10 rounds (make check-all
 # 60), 1.7 to 5.5 s each there.
-# FAULT_PCT% of the allocations the scribbler's and the stressor's calls
-# into sroce make fail (failslab, fail_page_alloc).
-FAULT_PCT=2
 if [ "${SROCE_CHECK_ALL:-}" = 1 ]; then
-	vm_bg functional-debug debug "$top/tests/guest/run.sh" functional.sh + scribble.sh 60 1 $FAULT_PCT
+	vm_bg functional-debug debug "$top/tests/guest/run.sh" functional.sh + scribble.sh 60
 else
-	vm_bg functional-debug debug "$top/tests/guest/run.sh" functional.sh + scribble.sh 10 1 $FAULT_PCT
+	vm_bg functional-debug debug "$top/tests/guest/run.sh" functional.sh + scribble.sh 10
 fi
 # Teardown under traffic there: process death and rmmod (which deletes
 # the devices under traffic too; make check-all: all eight actions,
 # twice), and 2 rounds of each
 # verbs teardown (4 in make check-all); then 15 s of concurrent random
-# verbs (40 s), under fault injection too.
+# verbs (40 s).
 if [ "${SROCE_CHECK_ALL:-}" = 1 ]; then
-	vm_bg rc-errors-debug debug "$top/tests/guest/run.sh" rc-errors.sh + kunit.sh + chaos.sh 16 4 + stress.sh 40 4 1 $FAULT_PCT
+	vm_bg rc-errors-debug debug "$top/tests/guest/run.sh" rc-errors.sh + kunit.sh + chaos.sh 16 4 + stress.sh 40
 else
-	vm_bg rc-errors-debug debug "$top/tests/guest/run.sh" rc-errors.sh + kunit.sh + chaos.sh 2 2 kill-server rmmod + stress.sh 15 4 1 $FAULT_PCT
+	vm_bg rc-errors-debug debug "$top/tests/guest/run.sh" rc-errors.sh + kunit.sh + chaos.sh 2 2 kill-server rmmod + stress.sh 15
 fi
 mx debug functional vm_join functional-debug
 mx debug rc-errors vm_join rc-errors-debug

@@ -152,9 +152,9 @@ kmemleak_check() {
 # counter NAME [DEV]: one of DEV's (sroce0's) port counters.
 counter() { cat "/sys/class/infiniband/${2:-sroce0}/ports/1/hw_counters/$1"; }
 
-# netem_on / netem_off: this guest's eth0 through netem: every packet
-# delayed 1 ms but 90% of them (reordering), 2% lost, 1% duplicated and
-# 0.5% with one bit flipped. A flip in what the ICRC covers makes the
+# netem_on / netem_off: this guest's eth0 through netem: 10% of the
+# packets held 1 ms while the rest go at once (reordering), 2% lost, 1%
+# duplicated and 0.5% with one bit flipped. A flip in what the ICRC covers makes the
 # peer's rx_icrc_errors grow; one in the IP header, the UDP checksum or
 # the frame's addresses is dropped before RoCE; one in a masked BTH bit
 # (FECN, BECN, reserved) changes nothing that matters.
