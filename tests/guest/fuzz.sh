@@ -83,6 +83,7 @@ if [ "$me" -eq 0 ]; then
 		grep '^sroce-fuzz: sent=' "$SROCE_OUT/fuzz.log" >"$SYNC_DIR/fuzz.result.tmp"
 		mv "$SYNC_DIR/fuzz.result.tmp" "$SYNC_DIR/fuzz.result"
 	else
+		kill -INT $cap_pid
 		not_ok "the target guest set up its QPs"
 	fi
 	wait $peer_pid

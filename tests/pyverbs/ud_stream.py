@@ -34,6 +34,7 @@ import sroce_enums as e
 import tap
 from tap import check
 from rc_errors import LW, Env, comment, gid_of, pattern, poll, post_recv
+from fuzz_target import publish, wait_json
 from ud import UDSide, make_ah, ud_send
 
 GRH = 40
@@ -42,29 +43,12 @@ WINDOW = 512
 QKEY = 0x1a2b3c4d
 
 
-def publish(path, obj):
-    tmp = path + '.tmp'
-    with open(tmp, 'w') as f:
-        json.dump(obj, f)
-    os.replace(tmp, path)
-
-
 def read_json(path):
     try:
         with open(path) as f:
             return json.load(f)
     except (OSError, ValueError):
         return None
-
-
-def wait_json(path, secs):
-    end = time.monotonic() + secs
-    while time.monotonic() < end:
-        obj = read_json(path)
-        if obj is not None:
-            return obj
-        time.sleep(0.2)
-    return None
 
 
 def size_of(seq, mtu):
@@ -84,8 +68,8 @@ def receiver(a, env):
         post_recv(side, i, [SGE(mr.buf + i * slot, slot, mr.lkey)])
     publish(os.path.join(a.sync, 'ud-receiver.json'),
             dict(qpn=side.qpn, gid=env.gid))
-    snd = wait_json(os.path.join(a.sync, 'ud-sender.json'), 300)
-    check(snd is not None, 'ud receiver: the sender published its QP')
+    snd = wait_json(os.path.join(a.sync, 'ud-sender.json'),
+                    'ud receiver: the sender published its QP')
     if snd is None:
         return 1
     done_path = os.path.join(a.sync, 'ud-sender.done')
@@ -153,8 +137,8 @@ def sender(a, env):
     mtu = 128 << env.port_mtu
     side = UDSide(env, qkey=QKEY, max_wr=64, max_sge=1)
     mr = MR(env.pd, mtu, LW)
-    rcv = wait_json(os.path.join(a.sync, 'ud-receiver.json'), 300)
-    check(rcv is not None, 'ud sender: the receiver published its QP')
+    rcv = wait_json(os.path.join(a.sync, 'ud-receiver.json'),
+                    'ud sender: the receiver published its QP')
     if rcv is None:
         return 1
     publish(os.path.join(a.sync, 'ud-sender.json'), dict(qpn=side.qpn))
