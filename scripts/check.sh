@@ -228,16 +228,23 @@ full_suite() {
 	# Teardown with the survivor in the other guest (chaos-peer.sh)
 	# shares the clean integrity run's boot: each action once (make
 	# check-all: twice).
-	# The clean runs move 512 MiB through the integrity tool and 128 MiB
-	# through NVMe-oF (make check-all: 1 GiB and 256 MiB).
-	local prounds=6 ibytes=512M nbytes=128M
-	[ "${SROCE_CHECK_ALL:-}" != 1 ] || { prounds=12; ibytes=1G; nbytes=256M; }
-	mx "$k" integrity vm "integrity-$k" "$k" 2 "$top/tests/guest/run.sh" integrity.sh sroce sroce $ibytes + chaos-peer.sh $prounds
+	# The clean runs move 256 MiB through the integrity tool and 64 MiB
+	# through NVMe-oF (make check-all: 1 GiB and 256 MiB); under netem
+	# 16 MiB and 2 MiB (make check-all: 128 MiB and 16 MiB, minutes).
+	local prounds=6 ibytes=256M nbytes=64M nibytes=16M nnbytes=2M
+	[ "${SROCE_CHECK_ALL:-}" != 1 ] ||
+		{ prounds=12; ibytes=1G; nbytes=256M; nibytes=128M; nnbytes=16M; }
+	# Storms (storm.sh: RNR, READ at max_dest_rd_atomic, UD flood) with
+	# a victim connection beside each share that boot too (the victim
+	# moves 16 MiB through each storm, 64 MiB in make check-all).
+	local vbytes=16M
+	[ "${SROCE_CHECK_ALL:-}" != 1 ] || vbytes=64M
+	mx "$k" integrity vm "integrity-$k" "$k" 2 "$top/tests/guest/run.sh" integrity.sh sroce sroce $ibytes + chaos-peer.sh $prounds + storm.sh sroce sroce $vbytes
 	# The wire fuzzer, 10^6 frames at the receive path (fuzz.sh): 99 s.
 	mx "$k" fuzz vm "fuzz-$k" "$k" 2 "$top/tests/guest/run.sh" fuzz.sh
 	# Loss, reordering, duplication and corruption (netem) under RC,
 	# atomics, UD and NVMe-oF with fio verify, in one boot.
-	mx "$k" integrity vm "integrity-netem-$k" "$k" 2 "$top/tests/guest/run.sh" integrity.sh sroce sroce 32M netem + nvmeof.sh sroce sroce 4M netem
+	mx "$k" integrity vm "integrity-netem-$k" "$k" 2 "$top/tests/guest/run.sh" integrity.sh sroce sroce $nibytes netem + nvmeof.sh sroce sroce $nnbytes netem
 	mx "$k" ulp vm "ulp-$k" "$k" 2 "$top/tests/guest/run.sh" ulp.sh sroce sroce $nbytes sroce sroce 32M
 	mx "$k" ulp vm "ulp-rxe-$k" "$k" 2 "$top/tests/guest/run.sh" ulp.sh sroce rxe 32M rxe sroce 8M
 }
@@ -251,9 +258,10 @@ short_suite() {
 	local k=$1
 	mx "$k" functional vm_join "functional-$k"
 	mx "$k" interop-rxe vm "interop-rxe-$k" "$k" 2 "$top/tests/guest/run.sh" rc.sh sroce rxe sweep
-	# With teardown across the guests: process death, device removal
-	# and rmmod on either side.
-	mx "$k" ulp vm "nvmeof-$k" "$k" 2 "$top/tests/guest/run.sh" nvmeof.sh sroce sroce 16M + chaos-peer.sh 3 kill link-delete rmmod
+	# With teardown across the guests (process death, device removal
+	# and rmmod on either side) and storms beside a victim connection
+	# (4 MiB through each).
+	mx "$k" ulp vm "nvmeof-$k" "$k" 2 "$top/tests/guest/run.sh" nvmeof.sh sroce sroce 16M + chaos-peer.sh 3 kill link-delete rmmod + storm.sh sroce sroce 4M
 	dkms_install "$k"
 }
 
@@ -308,20 +316,23 @@ mx 7.2 cross-6.1-rxe vm cross-7.2-sroce-6.1-rxe 7.2,6.1 2 --userland host "$top/
 # three: testing.rst).
 # Ring scribbling in the device checks' boot: 10 rounds (make check-all
 # 60), 1.7 to 5.5 s each there.
+# FAULT_PCT% of the allocations the scribbler's and the stressor's calls
+# into sroce make fail (failslab, fail_page_alloc).
+FAULT_PCT=2
 if [ "${SROCE_CHECK_ALL:-}" = 1 ]; then
-	vm_bg functional-debug debug "$top/tests/guest/run.sh" functional.sh + scribble.sh 60
+	vm_bg functional-debug debug "$top/tests/guest/run.sh" functional.sh + scribble.sh 60 1 $FAULT_PCT
 else
-	vm_bg functional-debug debug "$top/tests/guest/run.sh" functional.sh + scribble.sh 10
+	vm_bg functional-debug debug "$top/tests/guest/run.sh" functional.sh + scribble.sh 10 1 $FAULT_PCT
 fi
 # Teardown under traffic there: process death and rmmod (which deletes
 # the devices under traffic too; make check-all: all eight actions,
 # twice), and 2 rounds of each
 # verbs teardown (4 in make check-all); then 15 s of concurrent random
-# verbs (40 s).
+# verbs (40 s), under fault injection too.
 if [ "${SROCE_CHECK_ALL:-}" = 1 ]; then
-	vm_bg rc-errors-debug debug "$top/tests/guest/run.sh" rc-errors.sh + kunit.sh + chaos.sh 16 4 + stress.sh 40
+	vm_bg rc-errors-debug debug "$top/tests/guest/run.sh" rc-errors.sh + kunit.sh + chaos.sh 16 4 + stress.sh 40 4 1 $FAULT_PCT
 else
-	vm_bg rc-errors-debug debug "$top/tests/guest/run.sh" rc-errors.sh + kunit.sh + chaos.sh 2 2 kill-server rmmod + stress.sh 15
+	vm_bg rc-errors-debug debug "$top/tests/guest/run.sh" rc-errors.sh + kunit.sh + chaos.sh 2 2 kill-server rmmod + stress.sh 15 4 1 $FAULT_PCT
 fi
 mx debug functional vm_join functional-debug
 mx debug rc-errors vm_join rc-errors-debug
@@ -330,18 +341,20 @@ mx debug kunit kunit
 # target to ~400 frames/s: 10^5 frames took 808 s with rx.sh on a loaded
 # host, which the check's hour cannot hold; make check runs 2*10^4,
 # make check-all 10^5. In make check both follow the RC data path
-# (rc.sh quick) in its boot (a debug boot takes about 60 s), rc.sh
-# first: perftest ran a third slower late in a long debug boot
-# (testing.rst). make check-all gives rc.sh a boot of its own with
-# teardown across the guests: process death in one guest, rmmod in the
-# other (about 100 s a round under KASAN).
+# (rc.sh quick) in its boot (a debug boot with its teardown and
+# kmemleak scan costs about 100 s), rc.sh first: perftest ran a third
+# slower late in a long debug boot (testing.rst); NVMe-oF with fio
+# verify (4 MiB) ends it. make check-all gives rc.sh a boot of its own
+# with teardown across the guests: process death in one guest, rmmod in
+# the other (about 100 s a round under KASAN), and the kernel's
+# consumers one of their own (NVMe-oF 8 MiB and NFS over RDMA 4 MiB).
 if [ "${SROCE_CHECK_ALL:-}" = 1 ]; then
 	mx debug rx vm rx-two-vms-debug debug 2 "$top/tests/guest/run.sh" rx.sh + fuzz.sh
 	mx debug rc vm rc-debug debug 2 "$top/tests/guest/run.sh" rc.sh sroce sroce quick + chaos-peer.sh 2 kill rmmod
+	mx debug ulp vm ulp-debug debug 2 "$top/tests/guest/run.sh" ulp.sh sroce sroce 8M sroce sroce 4M
 else
-	mx debug rx mx debug rc vm rc-rx-debug debug 2 "$top/tests/guest/run.sh" rc.sh sroce sroce quick + rx.sh + fuzz.sh 20000
+	mx debug rx mx debug rc mx debug ulp vm rc-rx-debug debug 2 "$top/tests/guest/run.sh" rc.sh sroce sroce quick + rx.sh + fuzz.sh 20000 + nvmeof.sh sroce sroce 4M
 fi
-mx debug ulp vm ulp-debug debug 2 "$top/tests/guest/run.sh" ulp.sh sroce sroce 8M sroce sroce 4M
 
 # The matrix: one row per kernel, one column per kind of step.
 printf '\nmatrix (kernel x step; "-" not run on that kernel):\n%-7s' kernel

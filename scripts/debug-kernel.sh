@@ -42,6 +42,22 @@ if [ -f "$dir/done" ]; then
 	exit 0
 fi
 start=$(date +%s)
+# A build of the same source for another fragment or script: share its
+# source tree (a symlink: make resolves it, so every command line stays
+# the same) and start from a copy of its objects, so that make rebuilds
+# only what the new config changes (minutes instead of about 21 cold;
+# Kbuild tracks each object's config dependencies). The old build stays
+# as it was.
+if [ ! -e "$dir/src" ]; then
+	for old in "$cache"/debug-kernel-"$ver"-*; do
+		[ "$old" != "$dir" ] && [ -f "$old/done" ] && [ ! -L "$old/src" ] || continue
+		log "starting from $(basename "$old")'s source and objects"
+		ln -s "$old/src" "$dir/src"
+		rm -rf "$dir/build"
+		cp -a "$old/build" "$dir/build"
+		break
+	done
+fi
 if [ ! -f "$dir/src/Makefile" ]; then
 	log "fetching $srcpkg $ver from $suite"
 	rm -rf "$dir/deb" "$dir/src" && mkdir -p "$dir/deb" "$dir/src"
@@ -62,7 +78,8 @@ make -s -C "$src" O="$b" x86_64_defconfig >&2
 make -s -C "$src" O="$b" olddefconfig >&2
 # Fail loudly if Kconfig dropped something the tests depend on.
 for opt in KUNIT KASAN PROVE_LOCKING DEBUG_KMEMLEAK UBSAN INFINIBAND \
-	   INFINIBAND_USER_ACCESS DEBUG_ATOMIC_SLEEP 9P_FS NET_9P_VIRTIO; do
+	   INFINIBAND_USER_ACCESS DEBUG_ATOMIC_SLEEP 9P_FS NET_9P_VIRTIO \
+	   FAILSLAB FAIL_PAGE_ALLOC FAULT_INJECTION_STACKTRACE_FILTER; do
 	grep -q "^CONFIG_$opt=y" "$b/.config" || { log "CONFIG_$opt missing"; exit 1; }
 done
 total=$(find "$src" -name '*.c' | wc -l)

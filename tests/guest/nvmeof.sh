@@ -103,8 +103,17 @@ nvme_dev() {
 }
 
 # connect [OPTION...]: nvme connect with OPTIONs, then the namespace.
+# Through netem the keep-alive timeout is 30 s, not 5: nvmet arms the
+# controller's keep-alive timer at the admin queue's connect, while the
+# host sends its first keep-alive only once the I/O queues are
+# connected, and a lost CM MAD costs ib_cm's retry timeout (about 4 s).
+# Seen on 6.1: "nvmet: ctrl 1 keep-alive timer (5 seconds) expired!",
+# then the I/O queue's connect refused ("Connect Invalid Data Parameter,
+# cntlid: 1") and nvme connect failing with EIO.
+KATO=()
+[ "$NETEM" = 0 ] || KATO=(--keep-alive-tmo=30)
 connect() {
-	nvme connect -t rdma -a "$TARGET" -s 4420 -n "$NQN" "$@" || return 1
+	nvme connect -t rdma -a "$TARGET" -s 4420 -n "$NQN" "${KATO[@]}" "$@" || return 1
 	wait_for 30 nvme_dev
 }
 
