@@ -34,6 +34,13 @@
  * Usage: sroce-fuzz --count-rx IFACE --dst IP [--dst6 IP6]
  *   counts the UDP 4791 frames to IP (and IP6) that IFACE receives (packet
  *   socket filters) until SIGTERM or SIGINT, then prints the count.
+ *
+ * Usage: sroce-fuzz --account PCAP --dst IP --dmac MAC
+ *   reads a capture of the frames that arrived at the host of IP and MAC
+ *   (its own interface's, before its IP stack: netem's corrupted ones
+ *   among them) and prints how many each stage must drop: not for this
+ *   MAC, IPv4, UDP, then sroce's receive path (malformed, ICRC error) and
+ *   how many reach it intact. What sroce counted must add up to it.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -209,8 +216,10 @@ static u16 csum16(const u8 *p, u32 n)
 }
 
 /*
- * What sroce's receive path counts a frame as, following sroce_parse()
- * and sroce_rcv(): @roce is the BTH onwards, @len bytes with the ICRC.
+ * What sroce's receive path counts a frame as, following sroce_parse(),
+ * sroce_rx_corrupt() and sroce_rcv(): @roce is the BTH onwards, @len bytes
+ * with the ICRC. A frame with room for an ICRC and a wrong one is counted
+ * as corrupted whatever else is wrong with it.
  */
 static int classify(const u8 *roce, u32 len, bool good_icrc)
 {
@@ -218,8 +227,10 @@ static int classify(const u8 *roce, u32 len, bool good_icrc)
 	u32 hlen, hdrs, pad, qpn;
 	int i;
 
-	if (len < sizeof(*bth))
+	if (len < sizeof(*bth) + SROCE_ICRC_LEN)
 		return C_MALFORMED;
+	if (!good_icrc)
+		return C_ICRC;
 	hdrs = sroce_opcode_hdrs(sroce_bth_opcode(bth));
 	hlen = sroce_opcode_hdr_len(sroce_bth_opcode(bth));
 	if (!hlen || sroce_bth_tver(bth))
@@ -229,8 +240,6 @@ static int classify(const u8 *roce, u32 len, bool good_icrc)
 		return C_MALFORMED;
 	if (len - hlen - pad - SROCE_ICRC_LEN && !(hdrs & SROCE_HDR_PAYLOAD))
 		return C_MALFORMED;
-	if (!good_icrc)
-		return C_ICRC;
 	if ((sroce_bth_pkey(bth) & 0x7fff) != (SROCE_DEFAULT_PKEY & 0x7fff))
 		return C_PKEY;
 	qpn = sroce_bth_qpn(bth);
@@ -632,6 +641,58 @@ static u32 rd16(const u8 *p)
 	return p[0] << 8 | p[1];
 }
 
+static u8 smac[6], dmac[6];
+static struct in_addr src_ip, spoof_ip, dst_ip;
+static struct in6_addr src6, spoof6, dst6;
+static bool have6;
+
+/* A classic pcap file, frame by frame. */
+struct pcap_in {
+	FILE *f;
+	bool swap;
+};
+
+static int pcap_open(struct pcap_in *in, const char *path)
+{
+	u8 gh[24];
+	u32 magic;
+
+	in->f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+	if (!in->f || fread(gh, sizeof(gh), 1, in->f) != 1) {
+		fprintf(stderr, "sroce-fuzz: cannot read %s\n", path);
+		return -1;
+	}
+	memcpy(&magic, gh, 4);
+	in->swap = magic == 0xd4c3b2a1 || magic == 0x4d3cb2a1;
+	if (!in->swap && magic != 0xa1b2c3d4 && magic != 0xa1b23c4d) {
+		fprintf(stderr, "sroce-fuzz: %s: not a classic pcap\n", path);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The next frame into @pkt (@max bytes); its length, 0 at the end, or -1
+ * for a frame the capture cut short or one longer than @max.
+ */
+static int pcap_next(struct pcap_in *in, u8 *pkt, u32 max)
+{
+	u8 rh[16];
+	u32 caplen, len;
+
+	if (fread(rh, sizeof(rh), 1, in->f) != 1)
+		return 0;
+	memcpy(&caplen, rh + 8, 4);
+	memcpy(&len, rh + 12, 4);
+	if (in->swap) {
+		caplen = __builtin_bswap32(caplen);
+		len = __builtin_bswap32(len);
+	}
+	if (caplen > max || fread(pkt, caplen, 1, in->f) != 1)
+		return 0;
+	return caplen == len ? (int)caplen : -1;
+}
+
 /*
  * Load the RoCEv2 packets (UDP port 4791 over IPv4 or IPv6, Ethernet
  * without VLAN) of a classic pcap file as seeds, up to SEEDS_PER_OP of
@@ -642,30 +703,17 @@ static int load_seeds(const char *path)
 {
 	static u32 per_op[256];
 	static u8 pkt[65536];
-	u8 gh[24], rh[16];
-	u32 magic, caplen, off, ulen, i, nops = 0;
-	bool swap;
-	FILE *f = fopen(path, "rb");
+	u32 off, ulen, i, nops = 0;
+	struct pcap_in in;
+	int caplen;
 
-	if (!f || fread(gh, sizeof(gh), 1, f) != 1) {
-		fprintf(stderr, "sroce-fuzz: cannot read %s\n", path);
+	if (pcap_open(&in, path))
 		goto fail;
-	}
-	memcpy(&magic, gh, 4);
-	swap = magic == 0xd4c3b2a1 || magic == 0x4d3cb2a1;
-	if (!swap && magic != 0xa1b2c3d4 && magic != 0xa1b23c4d) {
-		fprintf(stderr, "sroce-fuzz: %s: not a classic pcap\n", path);
-		goto fail;
-	}
 	seeds = calloc(MAX_SEEDS, sizeof(*seeds));
 	if (!seeds)
 		goto fail;
-	while (nseeds < MAX_SEEDS && fread(rh, sizeof(rh), 1, f) == 1) {
-		memcpy(&caplen, rh + 8, 4);
-		if (swap)
-			caplen = __builtin_bswap32(caplen);
-		if (caplen > sizeof(pkt) || fread(pkt, caplen, 1, f) != 1)
-			break;
+	while (nseeds < MAX_SEEDS &&
+	       (caplen = pcap_next(&in, pkt, sizeof(pkt))) != 0) {
 		if (caplen < ETH_HLEN_ + IP_HLEN + UDP_HLEN)
 			continue;
 		if (rd16(pkt + 12) == 0x0800 && pkt[ETH_HLEN_ + 9] == 17)
@@ -675,7 +723,7 @@ static int load_seeds(const char *path)
 			off = ETH_HLEN_ + IP6_HLEN;
 		else
 			continue;
-		if (off + UDP_HLEN > caplen ||
+		if (off + UDP_HLEN > (u32)caplen ||
 		    rd16(pkt + off + 2) != SROCE_UDP_PORT)
 			continue;
 		ulen = rd16(pkt + off + 4);
@@ -690,8 +738,8 @@ static int load_seeds(const char *path)
 		       seeds[nseeds].len);
 		nseeds++;
 	}
-	fclose(f);
-	f = NULL;
+	fclose(in.f);
+	in.f = NULL;
 	if (!nseeds) {
 		fprintf(stderr, "sroce-fuzz: no RoCEv2 packet in %s\n", path);
 		goto fail;
@@ -705,20 +753,107 @@ static int load_seeds(const char *path)
 	printf("\n");
 	return 0;
 fail:
-	if (f)
-		fclose(f);
+	if (in.f)
+		fclose(in.f);
 	return -1;
+}
+
+/*
+ * --account: what this host must make of each frame captured on the way
+ * in, stage by stage as Linux and sroce drop it: not for this host's MAC;
+ * dropped by IPv4 (header checksum, lengths, fragment, not UDP or not to
+ * --dst); dropped by UDP (lengths, a checksum that does not match) or for
+ * another port; then sroce_rcv(): malformed, ICRC error, or intact.
+ */
+enum { A_OTHER_HOST, A_IP, A_UDP, A_MALFORMED, A_ICRC, A_INTACT, A_NR };
+static const char * const aname[A_NR] = {
+	"other_host", "ip_dropped", "udp_dropped", "malformed", "icrc",
+	"intact",
+};
+
+/* Whether a UDP checksum over IPv4 @ip, @ulen bytes of @udp, holds. */
+static bool udp4_csum_ok(const u8 *ip, const u8 *udp, u32 ulen)
+{
+	u32 s = 17 + ulen, i;
+
+	for (i = 12; i < 20; i += 2)
+		s += rd16(ip + i);
+	for (i = 0; i + 1 < ulen; i += 2)
+		s += rd16(udp + i);
+	if (ulen & 1)
+		s += udp[ulen - 1] << 8;
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return s == 0xffff;
+}
+
+static int account_frame(const u8 *f, u32 len)
+{
+	const u8 *ip = f + ETH_HLEN_, *udp;
+	u32 ihl, tot, ulen, at;
+	int c;
+
+	if (len < ETH_HLEN_ || memcmp(f, dmac, 6))
+		return A_OTHER_HOST;
+	if (len < ETH_HLEN_ + IP_HLEN || rd16(f + 12) != 0x0800 ||
+	    ip[0] >> 4 != 4)
+		return A_IP;
+	ihl = (ip[0] & 0xf) * 4;
+	if (ihl < IP_HLEN || len < ETH_HLEN_ + ihl || csum16(ip, ihl))
+		return A_IP;
+	tot = rd16(ip + 2);
+	if (tot < ihl || tot > len - ETH_HLEN_ || rd16(ip + 6) & 0x3fff ||
+	    ip[9] != 17 || memcmp(ip + 16, &dst_ip, 4))
+		return A_IP;
+	udp = ip + ihl;
+	if (tot - ihl < UDP_HLEN)
+		return A_UDP;
+	ulen = rd16(udp + 4);		/* UDP trims the packet to it */
+	if (ulen < UDP_HLEN || ulen > tot - ihl ||
+	    rd16(udp + 2) != SROCE_UDP_PORT ||
+	    (rd16(udp + 6) && !udp4_csum_ok(ip, udp, ulen)))
+		return A_UDP;
+	/* sroce_pkt_icrc_begin() takes an IPv4 header of 20 bytes only */
+	at = ihl + ulen - SROCE_ICRC_LEN;
+	c = classify(udp + UDP_HLEN, ulen - UDP_HLEN, ihl == IP_HLEN &&
+		     ulen >= UDP_HLEN + SROCE_ICRC_LEN &&
+		     icrc(ip, false, at) == (ip[at] | ip[at + 1] << 8 |
+					     ip[at + 2] << 16 |
+					     (u32)ip[at + 3] << 24));
+	return c == C_MALFORMED ? A_MALFORMED : c == C_ICRC ? A_ICRC :
+	       A_INTACT;
+}
+
+/* --account PCAP ("-": stdin): count the frames by what becomes of them. */
+static int account(const char *path)
+{
+	static u8 pkt[65536];
+	u64 by[A_NR] = { 0 }, frames = 0;
+	struct pcap_in in;
+	int len, k;
+
+	if (pcap_open(&in, path))
+		return 1;
+	while ((len = pcap_next(&in, pkt, sizeof(pkt))) != 0) {
+		if (len < 0) {
+			fprintf(stderr, "sroce-fuzz: frame %llu cut short\n",
+				frames + 1);
+			return 1;
+		}
+		frames++;
+		by[account_frame(pkt, len)]++;
+	}
+	printf("sroce-fuzz: frames=%llu", frames);
+	for (k = 0; k < A_NR; k++)
+		printf(" %s=%llu", aname[k], by[k]);
+	printf(" roce=%llu\n", by[A_MALFORMED] + by[A_ICRC] + by[A_INTACT]);
+	return 0;
 }
 
 struct frame {
 	u8 buf[ETH_HLEN_ + 1500];
 	u32 len;
 };
-
-static u8 smac[6], dmac[6];
-static struct in_addr src_ip, spoof_ip, dst_ip;
-static struct in6_addr src6, spoof6, dst6;
-static bool have6;
 
 /* The IPv4 header of a frame of @ulen UDP bytes. */
 static void ip4_hdr(u8 *ip, u32 ulen, bool spoof)
@@ -1090,7 +1225,8 @@ static const char help_fmt[] =
 	"                  --target FILE [--seed N] [--count N] [--pps N]\n"
 	"                  [--window N] [--src6 IP6 --spoof6 IP6 --dst6 IP6\n"
 	"                  [--v6 PERCENT]] [--seeds PCAP]\n"
-	"       sroce-fuzz --count-rx IFACE --dst IP [--dst6 IP6]\n";
+	"       sroce-fuzz --count-rx IFACE --dst IP [--dst6 IP6]\n"
+	"       sroce-fuzz --account PCAP --dst IP --dmac MAC\n";
 
 static void usage(void)
 {
@@ -1124,10 +1260,11 @@ int main(int argc, char **argv)
 		{ "dst6", required_argument, NULL, '8' },
 		{ "v6", required_argument, NULL, 'V' },
 		{ "seeds", required_argument, NULL, 'P' },
+		{ "account", required_argument, NULL, 'A' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *ifname = NULL, *target = NULL, *count_if = NULL;
-	const char *seed_file = NULL;
+	const char *seed_file = NULL, *account_file = NULL;
 	u64 seed = 1, count = 1000, pps = 0, sent = 0, i, window = 0;
 	u64 since_probe = 0;
 	u64 by_mode[3] = { 0 }, by_class[C_NR] = { 0 }, spoofed = 0, ipv6 = 0;
@@ -1190,6 +1327,9 @@ int main(int argc, char **argv)
 		case 'P':
 			seed_file = optarg;
 			break;
+		case 'A':
+			account_file = optarg;
+			break;
 		case 'V':
 			v6_pct = strtoul(optarg, NULL, 0);
 			if (v6_pct > 100)
@@ -1202,6 +1342,12 @@ int main(int argc, char **argv)
 	have6 = !IN6_IS_ADDR_UNSPECIFIED(&dst6);
 	if (count_if)
 		return count_rx(count_if);
+	if (account_file) {
+		if (!dst_ip.s_addr)
+			usage();
+		crc_init();
+		return account(account_file);
+	}
 	if (!ifname || !target || !src_ip.s_addr || !spoof_ip.s_addr ||
 	    !dst_ip.s_addr || (have6 && (IN6_IS_ADDR_UNSPECIFIED(&src6) ||
 					 IN6_IS_ADDR_UNSPECIFIED(&spoof6))))

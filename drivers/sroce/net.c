@@ -74,6 +74,28 @@ static u32 sroce_skb_crc(struct sk_buff *skb, u32 off, u32 len, u32 crc)
 	return crc;
 }
 
+/*
+ * The CRC over the masked IP, UDP and BTH of a packet whose BTH is in the
+ * linear part, and the ICRC it carries; false for a header that is not
+ * plain IP + UDP + BTH.
+ */
+static bool sroce_rx_icrc_hdr(struct sk_buff *skb, u32 *crc, u32 *icrc)
+{
+	bool ipv6 = skb->protocol == htons(ETH_P_IPV6);
+	size_t ipl = ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr);
+	__le32 wire;
+
+	if (skb_network_header(skb) + ipl != skb->data)
+		return false;
+	if (!ipv6 && ip_hdr(skb)->ihl != 5)
+		return false;
+	if (skb_copy_bits(skb, skb->len - SROCE_ICRC_LEN, &wire, sizeof(wire)))
+		return false;
+	*crc = sroce_icrc_hdr(skb_network_header(skb), ipv6);
+	*icrc = le32_to_cpu(wire);
+	return true;
+}
+
 /**
  * sroce_pkt_icrc_begin() - start the ICRC check of a received packet
  * @skb: the packet, skb->data at the UDP header
@@ -94,25 +116,43 @@ static u32 sroce_skb_crc(struct sk_buff *skb, u32 off, u32 len, u32 crc)
 bool sroce_pkt_icrc_begin(struct sk_buff *skb, struct sroce_pkt *pkt)
 {
 	const unsigned int hl = sizeof(struct udphdr) + sizeof(struct sroce_bth);
-	bool ipv6 = skb->protocol == htons(ETH_P_IPV6);
-	size_t ipl = ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr);
-	__le32 wire;
 	u32 crc;
 
-	if (skb_network_header(skb) + ipl != skb->data)
+	if (!sroce_rx_icrc_hdr(skb, &crc, &pkt->icrc))
 		return false;
-	if (!ipv6 && ip_hdr(skb)->ihl != 5)
-		return false;
-	if (skb_copy_bits(skb, skb->len - SROCE_ICRC_LEN, &wire, sizeof(wire)))
-		return false;
-	crc = sroce_icrc_hdr(skb_network_header(skb), ipv6);
 	/* sroce_parse() pulled the extension headers into the linear part. */
 	pkt->hcrc = crc32_le(crc, skb->data + hl, pkt->payoff - hl);
-	pkt->icrc = le32_to_cpu(wire);
 	pkt->icrc_todo = true;
 	return true;
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_pkt_icrc_begin);
+
+/**
+ * sroce_rx_corrupt() - whether a packet sroce_parse() refused was corrupted
+ * @skb: the packet, skb->data at the UDP header
+ *
+ * A packet whose headers do not parse is counted as corrupted
+ * (rx_icrc_errors) when its ICRC is wrong, as the link's fault, and as
+ * malformed, the sender's fault, only when its ICRC is right. Such
+ * packets are rare, so one pass over the whole packet is cheap.
+ *
+ * Return: true if the ICRC is wrong or cannot be checked the way
+ * sroce_pkt_icrc_begin() refuses it; false for a packet too short to
+ * carry a BTH and an ICRC, or one with a right ICRC.
+ */
+bool sroce_rx_corrupt(struct sk_buff *skb)
+{
+	const unsigned int hl = sizeof(struct udphdr) + sizeof(struct sroce_bth);
+	u32 crc, icrc;
+
+	if (skb->len < hl + SROCE_ICRC_LEN || !pskb_may_pull(skb, hl))
+		return false;
+	if (!sroce_rx_icrc_hdr(skb, &crc, &icrc))
+		return true;
+	crc = sroce_skb_crc(skb, hl, skb->len - hl - SROCE_ICRC_LEN, crc);
+	return ~crc != icrc;
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_rx_corrupt);
 
 /*
  * rdma_rxe (6.2 to at least 7.2) computes a FLUSH's ICRC over its BTH,
@@ -368,7 +408,9 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool local)
 	sroce_count(sdev, SROCE_CNT_RX_BYTES, skb->len);
 
 	if (!sroce_parse(skb, &pkt)) {
-		sroce_count(sdev, SROCE_CNT_RX_DROP_MALFORMED, 1);
+		sroce_count(sdev, !local && sroce_rx_corrupt(skb) ?
+			    SROCE_CNT_RX_ICRC_ERR : SROCE_CNT_RX_DROP_MALFORMED,
+			    1);
 		goto drop;
 	}
 	pkt.sdev = sdev;

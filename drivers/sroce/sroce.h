@@ -859,6 +859,7 @@ u32 sroce_pkt_icrc_start(struct sk_buff *skb, const u8 *end);
 void sroce_pkt_icrc_end(struct sk_buff *skb, u32 crc, unsigned int pad);
 void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool local);
 bool sroce_pkt_icrc_begin(struct sk_buff *skb, struct sroce_pkt *pkt);
+bool sroce_rx_corrupt(struct sk_buff *skb);
 bool sroce_pkt_icrc_ok(struct sroce_pkt *pkt);
 bool sroce_pkt_from_peer(struct sroce_qp *qp, struct sroce_pkt *pkt);
 u32 *sroce_pkt_icrc_copy(struct sroce_pkt *pkt, u32 *crc);

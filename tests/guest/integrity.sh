@@ -8,8 +8,9 @@
 #   netem: both guests' NICs lose 2%, reorder, duplicate and corrupt
 #   packets (lib.sh netem_on), so requests, data, ACKs and READ responses
 #   are all lost at times; the run must still be clean, the sroce side
-#   must have retransmitted and each sroce side's ICRC check must have
-#   dropped some of the peer's corrupted packets. Then UD datagrams from
+#   must have retransmitted and each sroce side must have counted every
+#   frame that reached it, each corrupted one where it was dropped
+#   (lib.sh account_check), some by the ICRC check. Then UD datagrams from
 #   guest 0 to guest 1 (tests/pyverbs/ud_stream.py), every one that
 #   arrives checked.
 #   OPS: the client's --ops list (default: all).
@@ -43,6 +44,7 @@ t "IPv4 RoCE GID present" wait_for 30 has_gid \
 	"$(printf '0000:0000:0000:0000:0000:ffff:c612:%04x' $((me + 1)))"
 t "peer reachable over IPv4" wait_for 60 ping -c1 -W1 "198.18.0.$((peer + 1))"
 if [ "$mode" = netem ]; then
+	[ "$drv" = sroce ] && account_start "198.18.0.$((me + 1))"
 	t "netem on eth0: 2% loss, reordering, 1% duplication, 0.5% corruption" \
 		netem_on
 fi
@@ -117,11 +119,15 @@ if [ "$drv" = sroce ]; then
 	echo "# counters: $(rdma statistic show link sroce0/1)"
 	[ "$mode" = netem ] && [ "$me" = 0 ] &&
 		t "retransmit counter is non-zero" test "$(counter retransmits)" -gt 0
-	# The peer's corrupted packets: dropped here by the ICRC check
-	# (none got through: every byte above was verified).
-	[ "$mode" = netem ] &&
-		t "netem's corrupted packets dropped by the ICRC check (rx_icrc_errors $(counter rx_icrc_errors))" \
-			test "$(counter rx_icrc_errors)" -gt 0
+fi
+[ "$mode" = netem ] && t "traffic done" guest_barrier traffic-done 300
+if [ "$mode" = netem ] && [ "$drv" = sroce ]; then
+	# The peer's corrupted packets: each one that reached sroce dropped
+	# here by the ICRC check and counted (none got through: every byte
+	# above was verified), once the peer has stopped sending.
+	account_check "198.18.0.$((me + 1))"
+	t "netem's corrupted packets dropped by the ICRC check (rx_icrc_errors $(counter rx_icrc_errors))" \
+		test "$(counter rx_icrc_errors)" -gt 0
 fi
 t "both done" guest_barrier done 300
 [ "$mode" = netem ] && netem_off

@@ -162,6 +162,52 @@ NETEM_SPEC=(delay 1ms reorder 90% 50% loss 2% duplicate 1% corrupt 0.5%)
 netem_on() { tc qdisc add dev eth0 root netem "${NETEM_SPEC[@]}"; }
 netem_off() { tc qdisc del dev eth0 root; }
 
+# account_start IP / account_check IP: every frame that arrives at eth0
+# for IP on RoCEv2's port is captured between the two calls (dumpcap, which
+# sees it before the IP stack does), then sorted by tools/sroce-fuzz
+# --account into what Linux drops (not this MAC, IPv4, UDP) and what
+# reaches sroce: malformed, ICRC error, intact. sroce0's rx_packets,
+# rx_drop_malformed and rx_icrc_errors must have grown by exactly as much:
+# under netem, every corrupted frame is counted where it died. A frame
+# that arrives while the capture stops moves the counters between the two
+# reads around the stop; the capture's figure must then lie between them.
+ACCOUNT_CTRS=(rx_packets roce rx_drop_malformed malformed rx_icrc_errors icrc)
+account_read() {
+	local i
+	for ((i = 0; i < ${#ACCOUNT_CTRS[@]}; i += 2)); do
+		printf '%s ' "$(counter "${ACCOUNT_CTRS[i]}")"
+	done
+}
+account_start() {
+	dumpcap -q -p -P -B 32 -i eth0 -f "udp dst port 4791 and dst host $1" \
+		-w /tmp/account.pcap >"$SROCE_OUT/account-dumpcap.log" 2>&1 &
+	ACCOUNT_PID=$!
+	t "dumpcap capturing the RoCEv2 frames that arrive for $1" \
+		wait_for 60 grep -q "^Capturing on 'eth0'" "$SROCE_OUT/account-dumpcap.log"
+	read -ra ACCOUNT_BEFORE <<<"$(account_read)"
+}
+in_range() { [ -n "$2" ] && [ "$1" -le "$2" ] && [ "$2" -le "$3" ]; }
+account_check() {
+	local b1 b2 got i k n lo hi
+	read -ra b1 <<<"$(account_read)"
+	kill -INT "$ACCOUNT_PID"
+	wait "$ACCOUNT_PID"
+	read -ra b2 <<<"$(account_read)"
+	sed 's/^/# dumpcap: /' "$SROCE_OUT/account-dumpcap.log"
+	got=$("$SROCE_TREE/tools/sroce-fuzz" --account /tmp/account.pcap \
+		--dst "$1" --dmac "$(cat /sys/class/net/eth0/address)")
+	echo "# account: $got"
+	for ((i = 0; i < ${#ACCOUNT_CTRS[@]}; i += 2)); do
+		k=${ACCOUNT_CTRS[i + 1]}
+		n=$(sed -n "s/.* $k=\([0-9]*\).*/\1/p" <<<"$got")
+		lo=$((b1[i / 2] - ACCOUNT_BEFORE[i / 2]))
+		hi=$((b2[i / 2] - ACCOUNT_BEFORE[i / 2]))
+		t "${ACCOUNT_CTRS[i]} +$lo$([ "$hi" = "$lo" ] || echo "..$hi"): what the capture says ($k=${n:-?})" \
+			in_range "$lo" "$n" "$hi"
+	done
+	rm -f /tmp/account.pcap
+}
+
 # faults_on PCT / faults_off: failslab and fail_page_alloc (the debug
 # kernel's fault injection) fail PCT% of the slab and page allocations
 # made by tasks marked with make-it-fail (/proc/<pid>/make-it-fail, which

@@ -218,6 +218,44 @@ static void icrc_rx_layout(struct kunit *test)
 }
 
 /*
+ * A packet whose headers do not parse (a transport version other than 0):
+ * corrupted when its ICRC is wrong, malformed when it is right; too short
+ * to carry a BTH and an ICRC, malformed. Over every captured packet, with
+ * the payload split across a fragment.
+ */
+static void icrc_rx_corrupt(struct kunit *test)
+{
+	const size_t bth = sizeof(struct udphdr) + 1;	/* BTH byte 1 */
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(sroce_rxe_packets); i++) {
+		bool v6 = sroce_rxe_packets[i].ipv6;
+		unsigned int len = sroce_rxe_packets[i].len;
+		size_t ipl = v6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr);
+		u8 q[SROCE_RXE_PACKET_MAX];
+		struct sk_buff *skb;
+		u32 icrc;
+
+		memcpy(q, sroce_rxe_packets[i].bytes, len);
+		q[ipl + bth] |= 0x01;		/* TVer 1 */
+		skb = rx_skb(test, q, len, v6, len - 2);
+		KUNIT_EXPECT_TRUE(test, sroce_rx_corrupt(skb));
+		kfree_skb(skb);
+
+		icrc = sroce_icrc_packet(q, v6, len - SROCE_ICRC_LEN);
+		put_unaligned_le32(icrc, q + len - SROCE_ICRC_LEN);
+		skb = rx_skb(test, q, len, v6, len - 2);
+		KUNIT_EXPECT_FALSE(test, sroce_rx_corrupt(skb));
+		kfree_skb(skb);
+
+		/* UDP, BTH and 3 bytes: no room for an ICRC */
+		skb = rx_skb(test, q, ipl + bth + 14, v6, ipl + bth + 10);
+		KUNIT_EXPECT_FALSE(test, sroce_rx_corrupt(skb));
+		kfree_skb(skb);
+	}
+}
+
+/*
  * FLUSH requests captured between rdma_rxe and sroce on 7.2 (rc.sh ib15):
  * rdma_rxe's carries an ICRC over its BTH, FETH and RETH twice, sroce's
  * the one IBTA defines.
@@ -307,6 +345,7 @@ static struct kunit_case icrc_cases[] = {
 	KUNIT_CASE(icrc_short),
 	KUNIT_CASE(icrc_rx_fused),
 	KUNIT_CASE(icrc_rx_layout),
+	KUNIT_CASE(icrc_rx_corrupt),
 	KUNIT_CASE(icrc_rxe_flush),
 	{}
 };
