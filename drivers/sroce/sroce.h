@@ -29,7 +29,6 @@
  * ibv_devinfo shows exactly these.
  */
 enum sroce_limits {
-	SROCE_MAX_UCONTEXT	= 512,
 	SROCE_MAX_PD		= 0x10000,
 	SROCE_MAX_CQ		= 0x4000,
 	SROCE_MAX_CQE		= 0xffff,	/* slots = 0x10000 */
@@ -71,7 +70,6 @@ enum sroce_limits {
 
 /* Objects counted against the limits above. */
 enum sroce_res {
-	SROCE_RES_UCONTEXT,
 	SROCE_RES_PD,
 	SROCE_RES_CQ,
 	SROCE_RES_MR,

@@ -10,7 +10,6 @@
 #include "sroce.h"
 
 static const u32 sroce_res_max[SROCE_RES_NUM] = {
-	[SROCE_RES_UCONTEXT]	= SROCE_MAX_UCONTEXT,
 	[SROCE_RES_PD]		= SROCE_MAX_PD,
 	[SROCE_RES_CQ]		= SROCE_MAX_CQ,
 	[SROCE_RES_MR]		= SROCE_MAX_MR,
@@ -167,14 +166,21 @@ static enum rdma_link_layer sroce_link_layer(struct ib_device *ib, u32 port)
 	return IB_LINK_LAYER_ETHERNET;
 }
 
+/*
+ * User contexts are not counted against a device limit: a context holds
+ * no device resource until objects are made in it (each counted, and
+ * charged to the user's memory cgroup), and a device-wide count let one
+ * user lock every other out. Each needs an open file, so RLIMIT_NOFILE
+ * bounds them per process, and the rdma cgroup's hca_handle per cgroup
+ * (Documentation/design.rst, Limits).
+ */
 static int sroce_alloc_ucontext(struct ib_ucontext *uc, struct ib_udata *udata)
 {
-	return sroce_res_get(to_sdev(uc->device), SROCE_RES_UCONTEXT);
+	return 0;
 }
 
 static void sroce_dealloc_ucontext(struct ib_ucontext *uc)
 {
-	sroce_res_put(to_sdev(uc->device), SROCE_RES_UCONTEXT);
 }
 
 /*

@@ -4,11 +4,13 @@
 
 Opens the device with pyverbs, checks the attributes the provider and the
 kernel agree on, allocates PDs and CQs across the whole size range, checks
-the limits are enforced, and frees everything. Prints one TAP-style line per
+the limits are enforced, opens more user contexts than rdma_rxe allows
+(sroce has no device-wide cap), and frees everything. Prints one TAP-style line per
 check; exits non-zero if any failed.
 """
 import errno
 import os
+import resource
 import sys
 
 from pyverbs.cq import CQ, CompChannel
@@ -18,6 +20,8 @@ from pyverbs.pyverbs_error import PyverbsRDMAError
 
 import tap
 from tap import check, expect_errno
+
+CONTEXTS = 600
 
 
 def main(dev, full_limits):
@@ -103,6 +107,27 @@ def main(dev, full_limits):
         for c in cqs:
             c.close()
     ctx.close()
+
+    # No device-wide cap on user contexts (rdma_rxe's 512 let one user
+    # lock the others out): 600 from one process, whose open files (two
+    # per context) are what bounds them.
+    lim = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if lim[0] < 4 * CONTEXTS:
+        resource.setrlimit(resource.RLIMIT_NOFILE,
+                           (4 * CONTEXTS, max(lim[1], 4 * CONTEXTS)))
+    ctxs = []
+    try:
+        for _ in range(CONTEXTS):
+            ctxs.append(Context(name=dev))
+        PD(ctxs[-1]).close()
+    except PyverbsRDMAError as e:
+        check(False, '%d user contexts open at once' % CONTEXTS,
+              'failed at %d: errno %d' % (len(ctxs), e.error_code))
+    else:
+        check(True, '%d user contexts open at once, a PD in the last' %
+              CONTEXTS)
+    for c in ctxs:
+        c.close()
     return tap.failed
 
 
