@@ -10,6 +10,7 @@
  * Runs under sq_lock, from the receive path (softirq or a local transmit).
  */
 #include "sroce.h"
+#include "trace.h"
 
 /**
  * sroce_comp_classify() - what an AETH syndrome asks of the requester
@@ -397,6 +398,8 @@ static int sroce_comp_aeth(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	/* A NAK for a PSN already answered is stale (reordered): drop it. */
 	if (act != SROCE_ACK_OK && sroce_psn_cmp(psn, qp->una_psn) < 0)
 		return 0;
+	if (act != SROCE_ACK_OK && act != SROCE_ACK_IGNORE)
+		trace_sroce_nak(qp, false, syn, psn);
 	switch (act) {
 	case SROCE_ACK_OK:
 		return sroce_comp_ack(qp, psn, true);

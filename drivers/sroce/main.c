@@ -18,6 +18,8 @@
 #include <rdma/rdma_netlink.h>
 
 #include "sroce.h"
+#define CREATE_TRACE_POINTS
+#include "trace.h"
 #include <sroce/wire.h>
 
 static LIST_HEAD(sroce_devs);

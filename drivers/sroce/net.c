@@ -22,6 +22,7 @@
 #include <net/udp_tunnel.h>
 
 #include "sroce.h"
+#include "trace.h"
 #include <sroce/wire.h>
 
 static struct socket *sroce_sk4;
@@ -413,6 +414,8 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool local)
 			    1);
 		goto drop;
 	}
+	trace_sroce_rx(sdev, (void *)(skb->data + sizeof(struct udphdr)),
+		       skb->len - sizeof(struct udphdr));
 	pkt.sdev = sdev;
 	pkt.icrc_todo = false;
 	if (!local && !sroce_pkt_icrc_begin(skb, &pkt)) {
@@ -747,6 +750,8 @@ int sroce_pkt_xmit(struct sroce_qp *qp, struct sk_buff *skb)
 	}
 	sroce_count(sdev, SROCE_CNT_TX_PKTS, 1);
 	sroce_count(sdev, SROCE_CNT_TX_BYTES, skb->len - ipl);
+	trace_sroce_tx(sdev, (void *)(skb->data + ipl + sizeof(struct udphdr)),
+		       skb->len - ipl - sizeof(struct udphdr));
 
 	if (skb_dst(skb)->dev->flags & IFF_LOOPBACK) {
 		struct sroce_dev *peer;

@@ -17,8 +17,10 @@
 #include <linux/vmalloc.h>
 #include <linux/workqueue.h>
 #include <net/route.h>
+#include <rdma/rdma_netlink.h>
 
 #include "sroce.h"
+#include "trace.h"
 
 /* Packets one transmit pass sends before it yields to a worker. */
 #define SROCE_TX_BUDGET		64
@@ -171,6 +173,8 @@ int sroce_complete(struct sroce_qp *qp, struct ib_cq *ibcq,
 		else if (wc->flags & IB_WC_WITH_INVALIDATE)
 			k->ex.invalidate_rkey = wc->inv_rkey;
 	}
+	if (wc->status != IB_WC_SUCCESS)
+		trace_sroce_err_cqe(qp, wc);
 	return sroce_cq_post(cq, &cqe, solicited ||
 			     wc->status != IB_WC_SUCCESS);
 }
@@ -234,6 +238,8 @@ void sroce_qp_error(struct sroce_qp *qp)
 	spin_lock_bh(&qp->sq_lock);
 	spin_lock(&qp->rq_lock);
 	ev = qp->state != IB_QPS_ERR && qp->state != IB_QPS_RESET;
+	if (qp->state != IB_QPS_ERR)
+		trace_sroce_qp_state(qp, qp->state, IB_QPS_ERR);
 	qp->state = IB_QPS_ERR;
 	sroce_rq_flush(qp);
 	if (qp->user && qp->rq.buf && !qp->dying) {
@@ -886,6 +892,7 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *a, int mask,
 		 */
 		if (cur == IB_QPS_RTR && next == IB_QPS_RTS)
 			sroce_sq_discard(qp);
+		trace_sroce_qp_state(qp, cur, next);
 		qp->state = next;
 	}
 	err = 0;
@@ -954,6 +961,74 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *a, int mask,
 					     IB_SIGNAL_REQ_WR;
 	init->port_num = 1;
 	sroce_rq_err_kick(qp);
+	return 0;
+}
+
+/**
+ * sroce_fill_res_qp_entry() - driver details of a QP for `rdma resource`
+ * @msg: the netlink message ib_core builds
+ * @ibqp: the QP
+ *
+ * What ``rdma resource show qp -dd`` adds to ib_core's own attributes
+ * (state, type, the PSNs of query_qp): the requester's window (oldest
+ * unacknowledged, next and highest PSN sent), its WQEs not yet complete,
+ * READs and atomics outstanding, the retry and RNR budgets left and the
+ * timer; the responder's receive WQEs posted (none with an SRQ), its MSN,
+ * the READ and ACK jobs queued and whether a sequence NAK is outstanding.
+ * A snapshot under both locks.
+ *
+ * Return: 0, or -EMSGSIZE when the message is full.
+ */
+int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
+{
+	struct sroce_qp *qp = to_sqp(ibqp);
+	u32 una, nxt, max, wqes, rd, msn, jobs, rdq, rwqes = 0;
+	struct nlattr *nest;
+	u8 retry, rnr;
+	bool armed, rnr_wait, nak_seq;
+
+	spin_lock_bh(&qp->sq_lock);
+	spin_lock(&qp->rq_lock);
+	una = qp->una_psn;
+	nxt = qp->req_psn;
+	max = qp->req_max_psn;
+	wqes = (qp->sq_head - qp->sq.cons) & qp->sq.index_mask;
+	rd = qp->rd_outstanding;
+	retry = qp->retry_left;
+	rnr = qp->rnr_left;
+	rnr_wait = qp->rnr_wait;
+	armed = hrtimer_active(&qp->timer);
+	msn = qp->msn;
+	if (qp->rq.buf)
+		rwqes = ((qp->user ? sroce_queue_user_prod(&qp->rq) :
+			  qp->rq.prod) - qp->rq.cons) & qp->rq.index_mask;
+	jobs = qp->job_head - qp->job_tail;
+	rdq = qp->rd_pending;
+	nak_seq = qp->nak_seq;
+	spin_unlock(&qp->rq_lock);
+	spin_unlock_bh(&qp->sq_lock);
+
+	nest = nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
+	if (!nest)
+		return -EMSGSIZE;
+	if (rdma_nl_put_driver_u32_hex(msg, "una_psn", una) ||
+	    rdma_nl_put_driver_u32_hex(msg, "next_psn", nxt) ||
+	    rdma_nl_put_driver_u32_hex(msg, "max_psn", max) ||
+	    rdma_nl_put_driver_u32(msg, "sq_wqes", wqes) ||
+	    rdma_nl_put_driver_u32(msg, "rd_outstanding", rd) ||
+	    rdma_nl_put_driver_u32(msg, "retry_left", retry) ||
+	    rdma_nl_put_driver_u32(msg, "rnr_left", rnr) ||
+	    rdma_nl_put_driver_u32(msg, "rnr_wait", rnr_wait) ||
+	    rdma_nl_put_driver_u32(msg, "timer", armed) ||
+	    rdma_nl_put_driver_u32(msg, "rq_wqes", rwqes) ||
+	    rdma_nl_put_driver_u32(msg, "msn", msn) ||
+	    rdma_nl_put_driver_u32(msg, "resp_jobs", jobs) ||
+	    rdma_nl_put_driver_u32(msg, "read_jobs", rdq) ||
+	    rdma_nl_put_driver_u32(msg, "nak_seq", nak_seq)) {
+		nla_nest_cancel(msg, nest);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(msg, nest);
 	return 0;
 }
 

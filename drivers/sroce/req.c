@@ -13,6 +13,7 @@
 #include <linux/hrtimer.h>
 
 #include "sroce.h"
+#include "trace.h"
 
 /* Ask for an ACK this often inside a long message. */
 #define SROCE_ACK_EVERY		16
@@ -616,8 +617,10 @@ static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 	} else {
 		qp->req_off += w->opcode == IB_WR_RDMA_READ ? rlen : paylen;
 	}
-	if (sroce_psn_cmp(psn, qp->req_max_psn) < 0)
+	if (sroce_psn_cmp(psn, qp->req_max_psn) < 0) {
 		sroce_count(qp->sdev, SROCE_CNT_RETRANSMITS, 1);
+		trace_sroce_retransmit(qp, psn);
+	}
 	qp->req_psn = sroce_psn_add(psn, npkts);
 	if (sroce_psn_cmp(qp->req_psn, qp->req_max_psn) > 0)
 		qp->req_max_psn = qp->req_psn;

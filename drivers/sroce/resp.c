@@ -13,6 +13,7 @@
 #include <linux/if_vlan.h>
 
 #include "sroce.h"
+#include "trace.h"
 
 /* qp->in_msg: the kind of multi-packet message in progress. */
 enum {
@@ -139,10 +140,13 @@ static void sroce_resp_ack(struct sroce_qp *qp, u8 syn, u32 psn)
 		.msn = qp->msn,
 	};
 
-	if ((syn & SROCE_AETH_TYPE_MASK) == SROCE_AETH_NAK)
+	if ((syn & SROCE_AETH_TYPE_MASK) == SROCE_AETH_NAK) {
 		sroce_count(qp->sdev, SROCE_CNT_TX_NAKS, 1);
-	else if ((syn & SROCE_AETH_TYPE_MASK) == SROCE_AETH_RNR_NAK)
+		trace_sroce_nak(qp, true, syn, psn);
+	} else if ((syn & SROCE_AETH_TYPE_MASK) == SROCE_AETH_RNR_NAK) {
 		sroce_count(qp->sdev, SROCE_CNT_TX_RNR_NAKS, 1);
+		trace_sroce_nak(qp, true, syn, psn);
+	}
 	sroce_resp_push(qp, &j);
 }
 

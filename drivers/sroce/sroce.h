@@ -870,6 +870,7 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		    struct ib_udata *udata);
 int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		   struct ib_qp_init_attr *init);
+int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
 int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
 struct sroce_qp *sroce_qp_get(struct sroce_dev *sdev, u32 qpn);
 int sroce_qpn_alloc(struct sroce_dev *sdev, struct sroce_qp *qp, u32 *qpn);

@@ -318,6 +318,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.destroy_srq = sroce_destroy_srq,
 	.detach_mcast = sroce_detach_mcast,
 	.device_group = &sroce_attr_group,
+	.fill_res_qp_entry = sroce_fill_res_qp_entry,
 	.get_dma_mr = sroce_get_dma_mr,
 	.disassociate_ucontext = sroce_disassociate_ucontext,
 	.get_hw_stats = sroce_get_hw_stats,

@@ -96,6 +96,49 @@ ip -6 addr replace 2001:2::$((SROCE_VM_INDEX + 1))/64 dev eth0 nodad
 
 t "counters visible through rdma statistic" bash -c 'rdma statistic show link sroce0/1 | grep -q rx_drop_malformed'
 
+# --- tracepoints: every packet of an rping over the same-host path ----------
+# Each packet sent or received is one sroce_tx or sroce_rx event, exactly
+# as tx_packets and rx_packets count them; the QPs' state changes show.
+me_v4=198.18.0.$((SROCE_VM_INDEX + 1))
+tx0=$(counter tx_packets) rx0=$(counter rx_packets)
+t "trace: sroce_tx, sroce_rx and sroce_qp_state on" \
+	trace_on sroce_tx sroce_rx sroce_qp_state
+rping -s -a "$me_v4" -C 3 -S 2000 -V >/tmp/rping-s.log 2>&1 &
+rs=$!
+sleep 1
+t "rping -c -C 3 -V over the same-host path" \
+	timeout 60 rping -c -a "$me_v4" -C 3 -S 2000 -V
+wait $rs
+trace_off rping
+txd=$(($(counter tx_packets) - tx0)) rxd=$(($(counter rx_packets) - rx0))
+t "trace: one sroce_tx per packet sent (tx_packets +$txd)" \
+	test "$(trace_count rping 'sroce_tx: dev sroce0 ')" = $txd
+t "trace: one sroce_rx per packet received (rx_packets +$rxd)" \
+	test "$(trace_count rping 'sroce_rx: dev sroce0 ')" = $rxd
+t "trace: RC SENDs (opcode 0x04) with their PSNs, and ACKs (0x11)" bash -c \
+	"grep -q 'sroce_tx: .* opcode 0x04 psn 0x[0-9a-f]\{6\} len' '$SROCE_OUT/trace-rping.txt' &&
+	grep -q 'sroce_rx: .* opcode 0x11 ' '$SROCE_OUT/trace-rping.txt'"
+t "trace: the QPs went INIT -> RTR -> RTS and to ERR at the end" bash -c \
+	"grep -q 'sroce_qp_state: .* INIT -> RTR' '$SROCE_OUT/trace-rping.txt' &&
+	grep -q 'sroce_qp_state: .* RTR -> RTS' '$SROCE_OUT/trace-rping.txt' &&
+	grep -q 'sroce_qp_state: .* -> ERR' '$SROCE_OUT/trace-rping.txt'"
+{
+	grep -m2 sroce_tx: "$SROCE_OUT/trace-rping.txt"
+	grep -m1 sroce_rx: "$SROCE_OUT/trace-rping.txt"
+	grep -m1 'RTR -> RTS' "$SROCE_OUT/trace-rping.txt"
+} | sed 's/^ */# trace: /'
+
+# --- rdma resource: sroce's own details of a QP (-dd) -----------------------
+# A pingpong server's QP waits in INIT with its 64 receives posted.
+ibv_rc_pingpong -d sroce0 -g 0 -r 64 >/tmp/pp-res.log 2>&1 &
+pp=$!
+res_qp() { rdma resource show qp link sroce0/1 -dd | grep 'comm ibv_rc_pingpong'; }
+t "rdma resource show qp -dd: sroce's details of the waiting pingpong's QP" \
+	wait_for 30 bash -c "$(declare -f res_qp); res_qp | grep -q 'drv_una_psn 0x[0-9a-f]* .*drv_sq_wqes 0 .*drv_rq_wqes 64 .*drv_nak_seq 0'"
+res_qp | sed 's/^/# resource: /'
+kill $pp 2>/dev/null
+wait $pp 2>/dev/null
+
 # --- refusals ---------------------------------------------------------------
 t_fails "second device on the same netdev refused" rdma link add sroce9 type sroce netdev eth0
 t "refusal explained in the log" bash -c 'dmesg | grep -q "eth0 already carries sroce0"'

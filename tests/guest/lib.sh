@@ -208,6 +208,32 @@ account_check() {
 	rm -f /tmp/account.pcap
 }
 
+# trace_on EVENT... / trace_off NAME: sroce's tracepoints (sroce_tx,
+# sroce_qp_state, ...: drivers/sroce/trace.h) on, into an emptied buffer of
+# 8 MiB per CPU; then all off, what they logged kept in
+# $SROCE_OUT/trace-NAME.txt, and whether the buffer lost none of it.
+# trace_count NAME PATTERN: how many of the kept events match PATTERN.
+TRACEFS=/sys/kernel/tracing
+trace_on() {
+	local e
+	mountpoint -q $TRACEFS || mount -t tracefs nodev $TRACEFS || return 1
+	echo 0 >$TRACEFS/tracing_on && echo 8192 >$TRACEFS/buffer_size_kb &&
+		: >$TRACEFS/trace || return 1
+	for e; do
+		echo 1 >"$TRACEFS/events/sroce/$e/enable" || return 1
+	done
+	echo 1 >$TRACEFS/tracing_on
+}
+trace_off() {
+	echo 0 >$TRACEFS/tracing_on
+	echo 0 >$TRACEFS/events/sroce/enable
+	grep -v '^#' $TRACEFS/trace >"$SROCE_OUT/trace-$1.txt"
+	t "trace: no event of the run lost (overrun 0 on every CPU)" \
+		bash -c "! grep -h '^overrun:' $TRACEFS/per_cpu/cpu*/stats | grep -qv ' 0$'"
+	echo 1 >$TRACEFS/tracing_on
+}
+trace_count() { grep -c -- "$2" "$SROCE_OUT/trace-$1.txt"; }
+
 # faults_on PCT / faults_off: failslab and fail_page_alloc (the debug
 # kernel's fault injection) fail PCT% of the slab and page allocations
 # made by tasks marked with make-it-fail (/proc/<pid>/make-it-fail, which

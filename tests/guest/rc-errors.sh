@@ -35,6 +35,12 @@ t "second interface d0 with 198.19.0.1 and sroce1" bash -c '
 	ip neigh replace '"$BLACKHOLE"' lladdr 02:00:00:00:00:c9 dev d0 nud permanent &&
 	rdma link add sroce1 type sroce netdev d0'
 
+# The error paths' tracepoints watch the whole run (checked below).
+t0_tx_naks=$(counter tx_naks) t0_tx_rnr=$(counter tx_rnr_naks)
+t0_rx_rnr=$(counter rx_rnr_naks) t0_retx=$(counter retransmits)
+t "trace: sroce_nak, sroce_retransmit, sroce_err_cqe, sroce_qp_state on" \
+	trace_on sroce_nak sroce_retransmit sroce_err_cqe sroce_qp_state
+
 timeout -k 5 "$PY_TIMEOUT" "$PY" "$SROCE_TREE/tests/pyverbs/rc_errors.py" \
 	sroce0 --ip "$MY_V4" --blackhole "$BLACKHOLE" --netdev eth0 \
 	--multihome sroce1,d0,198.19.0.1
@@ -99,6 +105,26 @@ for grp in "$MY_V4 ::ffff:239.1.2.3" "$MY_V6 ff0e::5:1"; do
 		[ $rc -ge 124 ] && echo "# sroce-mcast: killed or crashed (exit $rc)"
 	fi
 done
+
+# Each NAK and RNR NAK sent and received, each packet sent again, as the
+# counters have them; the error completions by status; QPs into ERR.
+trace_off rc-errors
+for c in "tx_naks $t0_tx_naks sroce_nak: dev sroce0 .* sent NAK " \
+	"tx_rnr_naks $t0_tx_rnr sroce_nak: dev sroce0 .* sent RNR NAK " \
+	"rx_rnr_naks $t0_rx_rnr sroce_nak: dev sroce0 .* received RNR NAK " \
+	"retransmits $t0_retx sroce_retransmit: dev sroce0 "; do
+	read -r name before pat <<<"$c"
+	d=$(($(counter "$name") - before))
+	t "trace: one '$pat' event per count of $name (+$d)" \
+		test "$(trace_count rc-errors "$pat")" = "$d"
+done
+for st in "retry exceeded" "RNR retry exceeded" "remote access" "flushed"; do
+	t "trace: error completions with status '$st'" \
+		test "$(trace_count rc-errors "sroce_err_cqe: .*($st)")" -gt 0
+done
+t "trace: NAKs received by requesters" \
+	test "$(trace_count rc-errors 'sroce_nak: .* received NAK ')" -gt 0
+t "trace: QPs moved to ERR" test "$(trace_count rc-errors 'sroce_qp_state: .* -> ERR')" -gt 0
 
 echo "# rdma statistic show link sroce0/1:"
 # One "name value" per line (rdma wraps its line with indents).
