@@ -103,6 +103,9 @@ static int sroce_comp_one(struct sroce_qp *qp, enum ib_wc_status status)
 /* Complete the oldest WQE in error; the caller then calls sroce_qp_error(). */
 static void sroce_comp_fail(struct sroce_qp *qp, enum ib_wc_status status)
 {
+	ibdev_info_ratelimited(&qp->sdev->ib,
+			       "qp %#x: send queue failed: %s; QP to the error state\n",
+			       qp->ibqp.qp_num, ib_wc_status_msg(status));
 	if (qp->sq.cons != qp->sq_head)
 		sroce_comp_one(qp, status);
 	qp->req_err = status;

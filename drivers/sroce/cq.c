@@ -247,6 +247,9 @@ int sroce_cq_post(struct sroce_cq *cq, const union sroce_cqe *cqe,
 	if (sroce_q_next(cq->q.prod, cq->q.index_mask) == sroce_cq_cons(cq)) {
 		sroce_cq_unlock(cq, irqf);
 		sroce_count(to_sdev(cq->ibcq.device), SROCE_CNT_CQ_OVERFLOW, 1);
+		ibdev_info_ratelimited(cq->ibcq.device,
+				       "cq %u overflowed (%u entries): a completion is lost\n",
+				       cq->ibcq.res.id, cq->ibcq.cqe);
 		if (cq->ibcq.event_handler) {
 			struct ib_event ev = {
 				.device = cq->ibcq.device,

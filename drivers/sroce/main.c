@@ -9,6 +9,8 @@
  * -> sroce_devs_lock. Nothing waits for an unregistration while holding
  * sroce_devs_lock.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/if_arp.h>
 #include <linux/if_vlan.h>
 #include <linux/module.h>
@@ -173,7 +175,7 @@ static int sroce_newlink(const char *name, struct net_device *ndev)
 	int err;
 
 	if (ndev->type != ARPHRD_ETHER || is_vlan_dev(ndev)) {
-		pr_err("sroce: %s is not a plain Ethernet device (add sroce to the real device; its VLANs' addresses become GIDs)\n",
+		pr_err("%s is not a plain Ethernet device (add sroce to the real device; its VLANs' addresses become GIDs)\n",
 		       netdev_name(ndev));
 		return -EINVAL;
 	}
@@ -187,7 +189,7 @@ static int sroce_newlink(const char *name, struct net_device *ndev)
 	}
 	other = sroce_find_locked(ndev);
 	if (other) {
-		pr_err("sroce: %s already carries %s; one device per netdev\n",
+		pr_err("%s already carries %s; one device per netdev\n",
 		       netdev_name(ndev), dev_name(&other->ib.dev));
 		err = -EEXIST;
 		goto out_unlock;
@@ -203,7 +205,7 @@ static int sroce_newlink(const char *name, struct net_device *ndev)
 
 	err = sroce_register(sdev, name);
 	if (err) {
-		pr_err("sroce: registering %s on %s failed: %d\n", name,
+		pr_err("registering %s on %s failed: %d\n", name,
 		       netdev_name(ndev), err);
 		ib_dealloc_device(&sdev->ib);	/* calls sroce_dealloc_driver() */
 		return err;
@@ -316,7 +318,7 @@ static int __init sroce_init(void)
 	if (err)
 		goto err_net;
 	rdma_link_register(&sroce_link_ops);
-	pr_info("sroce: loaded, version %s\n", SROCE_DRV_VERSION);
+	pr_info("loaded, version %s\n", SROCE_DRV_VERSION);
 	return 0;
 
 err_net:
@@ -336,7 +338,7 @@ static void __exit sroce_exit(void)
 	sroce_net_exit();
 	sroce_odp_exit();
 	sroce_wq_exit();
-	pr_info("sroce: unloaded\n");
+	pr_info("unloaded\n");
 }
 
 module_init(sroce_init);

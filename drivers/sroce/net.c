@@ -10,6 +10,8 @@
  * bounds-checked before it is used, and a packet whose ICRC is wrong is
  * counted and dropped before anything acts on it.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/crc32.h>
 #include <linux/if_vlan.h>
 #include <linux/inetdevice.h>
@@ -873,10 +875,10 @@ int sroce_net_init(void)
 
 err:
 	if (PTR_ERR(s) == -EADDRINUSE)
-		pr_err("sroce: UDP port %d is in use: rdma_rxe (or another RoCEv2 driver) is loaded; sroce and rdma_rxe cannot share a kernel, unload it first\n",
+		pr_err("UDP port %d is in use: rdma_rxe (or another RoCEv2 driver) is loaded; sroce and rdma_rxe cannot share a kernel, unload it first\n",
 		       SROCE_UDP_PORT);
 	else
-		pr_err("sroce: cannot open UDP port %d: %ld\n", SROCE_UDP_PORT,
+		pr_err("cannot open UDP port %d: %ld\n", SROCE_UDP_PORT,
 		       PTR_ERR(s));
 	return PTR_ERR(s);
 }

@@ -125,6 +125,11 @@ done
 t "trace: NAKs received by requesters" \
 	test "$(trace_count rc-errors 'sroce_nak: .* received NAK ')" -gt 0
 t "trace: QPs moved to ERR" test "$(trace_count rc-errors 'sroce_qp_state: .* -> ERR')" -gt 0
+# The kernel log names device and QP (or CQ), rate-limited per message.
+t "log: a failed send queue, with its device, QP and status" \
+	bash -c "dmesg | grep -q '] sroce0: qp 0x[0-9a-f]*: send queue failed: .*; QP to the error state'"
+t "log: the receive CQ overflow, with its device and CQ" \
+	bash -c "dmesg | grep -q '] sroce0: cq [0-9]* overflowed ([0-9]* entries)'"
 
 echo "# rdma statistic show link sroce0/1:"
 # One "name value" per line (rdma wraps its line with indents).
