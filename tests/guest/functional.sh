@@ -132,7 +132,13 @@ t "trace: the QPs went INIT -> RTR -> RTS and to ERR at the end" bash -c \
 # A pingpong server's QP waits in INIT with its 64 receives posted.
 ibv_rc_pingpong -d sroce0 -g 0 -r 64 >/tmp/pp-res.log 2>&1 &
 pp=$!
-res_qp() { rdma resource show qp link sroce0/1 -dd | grep 'comm ibv_rc_pingpong'; }
+# Newer iproute2 (trixie's, sid's) puts the driver's attributes on
+# indented lines of their own: each QP joined back into one line.
+res_qp() {
+	rdma -dd resource show qp link sroce0/1 |
+		awk '/^[^ \t]/ { if (l) print l; l = $0; next } { l = l " " $0 }
+			END { if (l) print l }' | grep 'comm ibv_rc_pingpong'
+}
 t "rdma resource show qp -dd: sroce's details of the waiting pingpong's QP" \
 	wait_for 30 bash -c "$(declare -f res_qp); res_qp | grep -q 'drv_una_psn 0x[0-9a-f]* .*drv_sq_wqes 0 .*drv_rq_wqes 64 .*drv_nak_seq 0'"
 res_qp | sed 's/^/# resource: /'
