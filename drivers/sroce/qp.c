@@ -964,6 +964,28 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *a, int mask,
 	return 0;
 }
 
+/* What sroce_fill_res_qp_entry() reports, named as `rdma resource` shows it. */
+struct sroce_qp_res {
+	u32 una_psn, next_psn, max_psn, sq_wqes, rd_outstanding, retry_left,
+	    rnr_left, rnr_wait, timer, rq_wqes, msn, resp_jobs, read_jobs,
+	    nak_seq;
+};
+
+#define SROCE_QP_RES(f, hex) { #f, offsetof(struct sroce_qp_res, f), hex }
+static const struct {
+	const char *name;
+	size_t off;
+	bool hex;
+} sroce_qp_res_fields[] = {
+	SROCE_QP_RES(una_psn, true), SROCE_QP_RES(next_psn, true),
+	SROCE_QP_RES(max_psn, true), SROCE_QP_RES(sq_wqes, false),
+	SROCE_QP_RES(rd_outstanding, false), SROCE_QP_RES(retry_left, false),
+	SROCE_QP_RES(rnr_left, false), SROCE_QP_RES(rnr_wait, false),
+	SROCE_QP_RES(timer, false), SROCE_QP_RES(rq_wqes, false),
+	SROCE_QP_RES(msn, false), SROCE_QP_RES(resp_jobs, false),
+	SROCE_QP_RES(read_jobs, false), SROCE_QP_RES(nak_seq, false),
+};
+
 /**
  * sroce_fill_res_qp_entry() - driver details of a QP for `rdma resource`
  * @msg: the netlink message ib_core builds
@@ -982,51 +1004,44 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *a, int mask,
 int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 {
 	struct sroce_qp *qp = to_sqp(ibqp);
-	u32 una, nxt, max, wqes, rd, msn, jobs, rdq, rwqes = 0;
+	struct sroce_qp_res r = {};
 	struct nlattr *nest;
-	u8 retry, rnr;
-	bool armed, rnr_wait, nak_seq;
+	unsigned int i;
 
 	spin_lock_bh(&qp->sq_lock);
 	spin_lock(&qp->rq_lock);
-	una = qp->una_psn;
-	nxt = qp->req_psn;
-	max = qp->req_max_psn;
-	wqes = (qp->sq_head - qp->sq.cons) & qp->sq.index_mask;
-	rd = qp->rd_outstanding;
-	retry = qp->retry_left;
-	rnr = qp->rnr_left;
-	rnr_wait = qp->rnr_wait;
-	armed = hrtimer_active(&qp->timer);
-	msn = qp->msn;
+	r.una_psn = qp->una_psn;
+	r.next_psn = qp->req_psn;
+	r.max_psn = qp->req_max_psn;
+	r.sq_wqes = (qp->sq_head - qp->sq.cons) & qp->sq.index_mask;
+	r.rd_outstanding = qp->rd_outstanding;
+	r.retry_left = qp->retry_left;
+	r.rnr_left = qp->rnr_left;
+	r.rnr_wait = qp->rnr_wait;
+	r.timer = hrtimer_active(&qp->timer);
 	if (qp->rq.buf)
-		rwqes = ((qp->user ? sroce_queue_user_prod(&qp->rq) :
-			  qp->rq.prod) - qp->rq.cons) & qp->rq.index_mask;
-	jobs = qp->job_head - qp->job_tail;
-	rdq = qp->rd_pending;
-	nak_seq = qp->nak_seq;
+		r.rq_wqes = ((qp->user ? sroce_queue_user_prod(&qp->rq) :
+			      qp->rq.prod) - qp->rq.cons) & qp->rq.index_mask;
+	r.msn = qp->msn;
+	r.resp_jobs = qp->job_tail - qp->job_head;	/* tail produces */
+	r.read_jobs = qp->rd_pending;
+	r.nak_seq = qp->nak_seq;
 	spin_unlock(&qp->rq_lock);
 	spin_unlock_bh(&qp->sq_lock);
 
 	nest = nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
 	if (!nest)
 		return -EMSGSIZE;
-	if (rdma_nl_put_driver_u32_hex(msg, "una_psn", una) ||
-	    rdma_nl_put_driver_u32_hex(msg, "next_psn", nxt) ||
-	    rdma_nl_put_driver_u32_hex(msg, "max_psn", max) ||
-	    rdma_nl_put_driver_u32(msg, "sq_wqes", wqes) ||
-	    rdma_nl_put_driver_u32(msg, "rd_outstanding", rd) ||
-	    rdma_nl_put_driver_u32(msg, "retry_left", retry) ||
-	    rdma_nl_put_driver_u32(msg, "rnr_left", rnr) ||
-	    rdma_nl_put_driver_u32(msg, "rnr_wait", rnr_wait) ||
-	    rdma_nl_put_driver_u32(msg, "timer", armed) ||
-	    rdma_nl_put_driver_u32(msg, "rq_wqes", rwqes) ||
-	    rdma_nl_put_driver_u32(msg, "msn", msn) ||
-	    rdma_nl_put_driver_u32(msg, "resp_jobs", jobs) ||
-	    rdma_nl_put_driver_u32(msg, "read_jobs", rdq) ||
-	    rdma_nl_put_driver_u32(msg, "nak_seq", nak_seq)) {
-		nla_nest_cancel(msg, nest);
-		return -EMSGSIZE;
+	for (i = 0; i < ARRAY_SIZE(sroce_qp_res_fields); i++) {
+		const char *name = sroce_qp_res_fields[i].name;
+		u32 v = *(u32 *)((u8 *)&r + sroce_qp_res_fields[i].off);
+
+		if (sroce_qp_res_fields[i].hex ?
+		    rdma_nl_put_driver_u32_hex(msg, name, v) :
+		    rdma_nl_put_driver_u32(msg, name, v)) {
+			nla_nest_cancel(msg, nest);
+			return -EMSGSIZE;
+		}
 	}
 	nla_nest_end(msg, nest);
 	return 0;
