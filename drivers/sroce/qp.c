@@ -146,6 +146,14 @@ int sroce_complete(struct sroce_qp *qp, struct ib_cq *ibcq,
 		/* ibv_create_ah_from_wc() needs it to answer a datagram. */
 		if (wc->flags & IB_WC_GRH)
 			u->wc_flags |= IB_WC_GRH;	/* IBV_WC_GRH */
+		/*
+		 * The user CQE has no network header type; RoCE RNICs
+		 * (mlx5) report it in the SL, and UCX before 1.19 reads a
+		 * datagram's GRH area by it: 2 for IPv4, 1 for IPv6.
+		 */
+		if (wc->flags & IB_WC_WITH_NETWORK_HDR_TYPE)
+			u->sl = wc->network_hdr_type == RDMA_NETWORK_IPV4 ?
+				2 : 1;
 		if (wc->flags & IB_WC_WITH_IMM) {
 			u->wc_flags |= IB_WC_WITH_IMM;
 			u->ex.imm_data = wc->imm;

@@ -187,6 +187,10 @@ def basic(env, f):
                       ', WITH_IMM and imm_data'), wc_str(w))
         check(w.wc_flags & e.IBV_WC_GRH, tt + ': recv wc: GRH flag',
               wc_str(w))
+        # The RoCEv2 network header type, where mlx5 and UCX have it.
+        check(w.sl == (2 if f.fam == 4 else 1),
+              tt + ': recv wc: sl %d (IPv%d)' % (2 if f.fam == 4 else 1,
+                                                 f.fam), 'sl %d' % w.sl)
         got = rv.read(2048, off)
         check(got[GRH:GRH + n] == src[10 * k:10 * k + n],
               tt + ': payload after the 40-byte GRH area')
