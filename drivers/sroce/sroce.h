@@ -31,7 +31,7 @@
 enum sroce_limits {
 	SROCE_MAX_PD		= 0x10000,
 	SROCE_MAX_CQ		= 0x4000,
-	SROCE_MAX_CQE		= 0xffff,	/* slots = 0x10000 */
+	SROCE_MAX_CQE		= 0xfffff,	/* slots = 0x100000 */
 	SROCE_MAX_QP		= 0x4000,
 	SROCE_MAX_QP_WR		= 0x7fff,
 	SROCE_MAX_SGE		= 32,

@@ -44,7 +44,7 @@ want_guid=$(printf '%02x%s:%sff:fe%s:%s%s' $((0x$m1 ^ 2)) "$m2" "$m3" "$m4" "$m5
 t "node_guid derived from the MAC" test "$(field node_guid)" = "$want_guid"
 t "fw_ver 0.1.0" test "$(field fw_ver)" = "0.1.0"
 t "max_qp 16384" test "$(field max_qp)" = "16384"
-t "max_cqe 65535" test "$(field max_cqe)" = "65535"
+t "max_cqe 1048575" test "$(field max_cqe)" = "1048575"
 t "max_mr 65536" test "$(field max_mr)" = "65536"
 t "max_pd 65536" test "$(field max_pd)" = "65536"
 # Advertised exactly as implemented: SRQs (with resize), multicast, global

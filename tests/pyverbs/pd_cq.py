@@ -28,7 +28,7 @@ def main(dev, full_limits):
     ctx = Context(name=dev)
     attr = ctx.query_device()
     check(attr.fw_version == '0.1.0', 'fw_ver is 0.1.0', attr.fw_version)
-    check(attr.max_cqe == 65535, 'max_cqe is 65535', attr.max_cqe)
+    check(attr.max_cqe == 1048575, 'max_cqe is 1048575', attr.max_cqe)
     check(attr.max_pd == 65536, 'max_pd is 65536', attr.max_pd)
     port = ctx.query_port(1)
     check(port.gid_tbl_len == 1024, 'gid table length', port.gid_tbl_len)
