@@ -245,8 +245,23 @@ full_suite() {
 	# Loss, reordering, duplication and corruption (netem) under RC,
 	# atomics, UD and NVMe-oF with fio verify, in one boot.
 	mx "$k" integrity vm "integrity-netem-$k" "$k" 2 "$top/tests/guest/run.sh" integrity.sh sroce sroce $nibytes netem + nvmeof.sh sroce sroce $nnbytes netem
-	mx "$k" ulp vm "ulp-$k" "$k" 2 "$top/tests/guest/run.sh" ulp.sh sroce sroce $nbytes sroce sroce 32M
-	mx "$k" ulp vm "ulp-rxe-$k" "$k" 2 "$top/tests/guest/run.sh" ulp.sh sroce rxe 32M rxe sroce 8M
+	# The kernel's consumers, then the RDMA stacks of the userland
+	# (middleware.sh: UCX, Open MPI, libfabric, qperf; against rdma_rxe
+	# their RC parts), in the same boots.
+	mx "$k" ulp vm "ulp-$k" "$k" 2 "$top/tests/guest/run.sh" ulp.sh sroce sroce $nbytes sroce sroce 32M + middleware.sh sroce sroce "$(mw_parts "$k")"
+	mx "$k" ulp vm "ulp-rxe-$k" "$k" 2 "$top/tests/guest/run.sh" ulp.sh sroce rxe 32M rxe sroce 8M + middleware.sh sroce rxe "$(mw_parts "$k")"
+	mw_trixie "$k"
+}
+
+# What middleware.sh runs on kernel K's own userland: sid's UCX
+# (1.23.0~rc1) is built without verbs (no libuct_ib, no libibverbs), so
+# on 7.2 UCX and Open MPI run with trixie's userland instead (mw_trixie).
+mw_parts() {
+	if [ "$1" = 7.2 ]; then echo libfabric,qperf; else echo ucx,mpi,libfabric,qperf; fi
+}
+mw_trixie() {
+	[ "$1" != 7.2 ] ||
+		mx 7.2 middleware vm middleware-trixie-7.2 7.2 2 --userland trixie "$top/tests/guest/run.sh" middleware.sh sroce sroce ucx,mpi
 }
 
 # The other kernels of the matrix: load/unload and device checks with the
@@ -261,7 +276,8 @@ short_suite() {
 	# With teardown across the guests (process death, device removal
 	# and rmmod on either side) and storms beside a victim connection
 	# (4 MiB through each).
-	mx "$k" ulp vm "nvmeof-$k" "$k" 2 "$top/tests/guest/run.sh" nvmeof.sh sroce sroce 16M + chaos-peer.sh 3 kill link-delete rmmod + storm.sh sroce sroce 4M
+	mx "$k" ulp vm "nvmeof-$k" "$k" 2 "$top/tests/guest/run.sh" nvmeof.sh sroce sroce 16M + chaos-peer.sh 3 kill link-delete rmmod + storm.sh sroce sroce 4M + middleware.sh sroce sroce "$(mw_parts "$k")"
+	mw_trixie "$k"
 	dkms_install "$k"
 }
 

@@ -10,6 +10,7 @@ PKGS=(
 	qemu-system-x86 busybox-static mmdebstrap
 	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev
 	perftest rdmacm-utils python3-pyverbs
+	ucx-utils openmpi-bin python3-mpi4py libfabric-bin qperf
 	sparse tshark iproute2 iputils-ping fio nvme-cli nfs-kernel-server python3
 )
 

@@ -24,6 +24,7 @@ PKGS=(
 	iproute2 iputils-ping kmod procps psmisc sed util-linux
 	rdma-core ibverbs-utils ibverbs-providers libibverbs1 librdmacm1
 	perftest rdmacm-utils python3 python3-pyverbs
+	ucx-utils openmpi-bin python3-mpi4py libfabric-bin qperf
 	tshark fio nvme-cli nfs-kernel-server nfs-common rpcbind
 )
 

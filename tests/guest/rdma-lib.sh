@@ -32,19 +32,20 @@ vlan_up() {
 		ip link set eth0.7 up
 }
 
-# setup_rdma DRIVER: create the RDMA device of DRIVER (sroce or rxe) on eth0
-# and wait for its port to be active. DEV is set even when this fails.
+# setup_rdma DRIVER [NAME]: create the RDMA device of DRIVER (sroce or rxe)
+# on eth0, named NAME (sroce0 or rxe0 by default), and wait for its port to
+# be active. DEV is set even when this fails.
 setup_rdma() {
 	case $1 in
 	sroce)
-		DEV=sroce0
+		DEV=${2:-sroce0}
 		install_sroce || return 1
-		rdma link add sroce0 type sroce netdev eth0 || return 1
+		rdma link add "$DEV" type sroce netdev eth0 || return 1
 		;;
 	rxe)
-		DEV=rxe0
+		DEV=${2:-rxe0}
 		modprobe rdma_rxe || return 1
-		rdma link add rxe0 type rxe netdev eth0 || return 1
+		rdma link add "$DEV" type rxe netdev eth0 || return 1
 		;;
 	*)
 		echo "setup_rdma: unknown driver '$1' (sroce or rxe)" >&2
