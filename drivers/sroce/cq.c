@@ -225,6 +225,47 @@ int sroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_req_notify_cq);
 
+/* What sroce_fill_res_cq_entry() reports, named as `rdma resource` shows it. */
+struct sroce_cq_res {
+	u32 queued, arm, parked_qps;
+};
+
+#define SROCE_CQ_RES(f) SROCE_RES_FIELD(struct sroce_cq_res, f, false)
+static const struct sroce_res_field sroce_cq_res_fields[] = {
+	SROCE_CQ_RES(queued), SROCE_CQ_RES(arm), SROCE_CQ_RES(parked_qps),
+};
+
+/**
+ * sroce_fill_res_cq_entry() - driver details of a CQ for `rdma resource`
+ * @msg: the netlink message ib_core builds
+ * @ibcq: the CQ
+ *
+ * What ``rdma resource show cq -dd`` adds to ib_core's attributes (size,
+ * users, poll context): the completions written and not yet consumed, the
+ * arm (0 none, 1 solicited only, 2 next completion) and how many user QPs
+ * in ERR wait for room in it to flush their receive queue.
+ *
+ * Return: 0, or -EMSGSIZE when the message is full.
+ */
+int sroce_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq)
+{
+	struct sroce_cq *cq = to_scq(ibcq);
+	struct sroce_cq_res r = {};
+	struct list_head *pos;
+	unsigned long irqf;
+
+	irqf = sroce_cq_lock(cq);
+	r.queued = sroce_q_count(cq->q.prod, sroce_cq_cons(cq),
+				 cq->q.index_mask);
+	r.arm = cq->notify;
+	list_for_each(pos, &cq->parked)
+		r.parked_qps++;
+	sroce_cq_unlock(cq, irqf);
+
+	return sroce_fill_res(msg, NULL, sroce_cq_res_fields,
+			      ARRAY_SIZE(sroce_cq_res_fields), &r);
+}
+
 /**
  * sroce_cq_post() - add a completion to a CQ
  * @cq: the CQ

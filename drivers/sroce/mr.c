@@ -716,6 +716,52 @@ int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	return 0;
 }
 
+/* What sroce_fill_res_mr_entry() reports, named as `rdma resource` shows it. */
+struct sroce_mr_res {
+	u32 pages, page_shift, valid, in_use, windows, access;
+};
+
+#define SROCE_MR_RES(f, hex) SROCE_RES_FIELD(struct sroce_mr_res, f, hex)
+static const struct sroce_res_field sroce_mr_res_fields[] = {
+	SROCE_MR_RES(pages, false), SROCE_MR_RES(page_shift, false),
+	SROCE_MR_RES(valid, false), SROCE_MR_RES(in_use, false),
+	SROCE_MR_RES(windows, false), SROCE_MR_RES(access, true),
+};
+
+/**
+ * sroce_fill_res_mr_entry() - driver details of an MR for `rdma resource`
+ * @msg: the netlink message ib_core builds
+ * @ibmr: the MR
+ *
+ * What ``rdma resource show mr -dd`` adds to ib_core's attributes (keys,
+ * length, IOVA): its kind (user, odp, dma or fast_reg), the pages it maps
+ * (pinned, faultable, or mapped by the last registration) and their size,
+ * whether it is valid (a fast-registration MR between REG_MR and
+ * invalidation), the copies using it now, the memory windows bound to it
+ * and its access flags. A snapshot: the fields may change as it is taken.
+ *
+ * Return: 0, or -EMSGSIZE when the message is full.
+ */
+int sroce_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)
+{
+	struct sroce_mr *mr = to_smr(ibmr);
+	struct sroce_mr_res r = {
+		.pages = mr->fr ? READ_ONCE(mr->fr_n) : mr->npages,
+		.page_shift = mr->fr ? READ_ONCE(mr->fr_shift) : PAGE_SHIFT,
+		.valid = READ_ONCE(mr->valid),
+		.in_use = refcount_read(&mr->users) - 1,
+		.windows = READ_ONCE(mr->nr_mw),
+		.access = mr->access,
+	};
+	const char *kind = mr->fr ? "fast_reg" : mr->dma ? "dma" :
+			   mr->odp ? "odp" : "user";
+
+	if (mr->dma)
+		r.page_shift = 0;
+	return sroce_fill_res(msg, kind, sroce_mr_res_fields,
+			      ARRAY_SIZE(sroce_mr_res_fields), &r);
+}
+
 /**
  * sroce_alloc_mr() - an MR for fast registration by a kernel consumer
  * @pd: its PD

@@ -979,12 +979,8 @@ struct sroce_qp_res {
 	    nak_seq;
 };
 
-#define SROCE_QP_RES(f, hex) { #f, offsetof(struct sroce_qp_res, f), hex }
-static const struct {
-	const char *name;
-	size_t off;
-	bool hex;
-} sroce_qp_res_fields[] = {
+#define SROCE_QP_RES(f, hex) SROCE_RES_FIELD(struct sroce_qp_res, f, hex)
+static const struct sroce_res_field sroce_qp_res_fields[] = {
 	SROCE_QP_RES(una_psn, true), SROCE_QP_RES(next_psn, true),
 	SROCE_QP_RES(max_psn, true), SROCE_QP_RES(sq_wqes, false),
 	SROCE_QP_RES(rd_outstanding, false), SROCE_QP_RES(retry_left, false),
@@ -1013,8 +1009,6 @@ int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 {
 	struct sroce_qp *qp = to_sqp(ibqp);
 	struct sroce_qp_res r = {};
-	struct nlattr *nest;
-	unsigned int i;
 
 	spin_lock_bh(&qp->sq_lock);
 	spin_lock(&qp->rq_lock);
@@ -1037,22 +1031,8 @@ int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	spin_unlock(&qp->rq_lock);
 	spin_unlock_bh(&qp->sq_lock);
 
-	nest = nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
-	if (!nest)
-		return -EMSGSIZE;
-	for (i = 0; i < ARRAY_SIZE(sroce_qp_res_fields); i++) {
-		const char *name = sroce_qp_res_fields[i].name;
-		u32 v = *(u32 *)((u8 *)&r + sroce_qp_res_fields[i].off);
-
-		if (sroce_qp_res_fields[i].hex ?
-		    rdma_nl_put_driver_u32_hex(msg, name, v) :
-		    rdma_nl_put_driver_u32(msg, name, v)) {
-			nla_nest_cancel(msg, nest);
-			return -EMSGSIZE;
-		}
-	}
-	nla_nest_end(msg, nest);
-	return 0;
+	return sroce_fill_res(msg, NULL, sroce_qp_res_fields,
+			      ARRAY_SIZE(sroce_qp_res_fields), &r);
 }
 
 /* A kernel consumer's SGE list in the ring's form. Return: total bytes. */

@@ -671,6 +671,19 @@ int sroce_res_get(struct sroce_dev *sdev, enum sroce_res r);
 void sroce_res_put(struct sroce_dev *sdev, enum sroce_res r);
 u64 sroce_counter_read(struct sroce_dev *sdev, enum sroce_counter c);
 
+/* One driver attribute of `rdma resource -dd`: a u32 of a snapshot struct. */
+struct sroce_res_field {
+	const char	*name;
+	size_t		off;
+	bool		hex;
+};
+
+#define SROCE_RES_FIELD(type, f, hex) { #f, offsetof(type, f), hex }
+
+int sroce_fill_res(struct sk_buff *msg, const char *kind,
+		   const struct sroce_res_field *f, unsigned int n,
+		   const void *snap);
+
 /* queue.c */
 int sroce_queue_geom(u32 req, size_t elem_size, u32 max,
 		     struct sroce_queue_geom *g);
@@ -728,8 +741,10 @@ int sroce_cq_post(struct sroce_cq *cq, const union sroce_cqe *cqe,
 bool sroce_cq_arm_fires(u8 *notify, bool solicited);
 unsigned long sroce_cq_lock(struct sroce_cq *cq);
 void sroce_cq_unlock(struct sroce_cq *cq, unsigned long irqf);
+int sroce_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq);
 
 /* mr.c */
+int sroce_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr);
 int sroce_mr_access_ok(u64 mr_iova, u64 mr_len, int mr_access, u64 iova,
 		       u64 len, int need);
 bool sroce_odp_present(struct sroce_mr *mr, u64 iova, u32 len, bool write);

@@ -268,6 +268,42 @@ static const struct attribute_group sroce_attr_group = {
 };
 
 /**
+ * sroce_fill_res() - driver attributes for ``rdma resource show ... -dd``
+ * @msg: the netlink message ib_core builds
+ * @kind: a string attribute "kind" to put first, or NULL
+ * @f: the fields, each a u32 of @snap shown in hex or decimal
+ * @n: how many
+ * @snap: the object's state, copied under its locks by the caller
+ *
+ * Return: 0, or -EMSGSIZE when the message is full.
+ */
+int sroce_fill_res(struct sk_buff *msg, const char *kind,
+		   const struct sroce_res_field *f, unsigned int n,
+		   const void *snap)
+{
+	struct nlattr *nest;
+	unsigned int i;
+
+	nest = nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
+	if (!nest)
+		return -EMSGSIZE;
+	if (kind && rdma_nl_put_driver_string(msg, "kind", kind))
+		goto full;
+	for (i = 0; i < n; i++) {
+		u32 v = *(const u32 *)((const u8 *)snap + f[i].off);
+
+		if (f[i].hex ? rdma_nl_put_driver_u32_hex(msg, f[i].name, v) :
+		    rdma_nl_put_driver_u32(msg, f[i].name, v))
+			goto full;
+	}
+	nla_nest_end(msg, nest);
+	return 0;
+full:
+	nla_nest_cancel(msg, nest);
+	return -EMSGSIZE;
+}
+
+/**
  * sroce_counter_read() - a device counter, summed over the CPUs
  * @sdev: the device
  * @c: the counter
@@ -318,6 +354,8 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.destroy_srq = sroce_destroy_srq,
 	.detach_mcast = sroce_detach_mcast,
 	.device_group = &sroce_attr_group,
+	.fill_res_cq_entry = sroce_fill_res_cq_entry,
+	.fill_res_mr_entry = sroce_fill_res_mr_entry,
 	.fill_res_qp_entry = sroce_fill_res_qp_entry,
 	.get_dma_mr = sroce_get_dma_mr,
 	.disassociate_ucontext = sroce_disassociate_ucontext,

@@ -128,20 +128,30 @@ t "trace: the QPs went INIT -> RTR -> RTS and to ERR at the end" bash -c \
 	grep -m1 'RTR -> RTS' "$SROCE_OUT/trace-rping.txt"
 } | sed 's/^ */# trace: /'
 
-# --- rdma resource: sroce's own details of a QP (-dd) -----------------------
-# A pingpong server's QP waits in INIT with its 64 receives posted.
+# --- rdma resource: sroce's own details of a QP, CQ and MR (-dd) -----------
+# A pingpong server's QP waits in INIT with its 64 receives posted, its CQ
+# unarmed and empty, its one-page buffer registered.
 ibv_rc_pingpong -d sroce0 -g 0 -r 64 >/tmp/pp-res.log 2>&1 &
 pp=$!
-# Newer iproute2 (trixie's, sid's) puts the driver's attributes on
-# indented lines of their own: each QP joined back into one line.
-res_qp() {
-	rdma -dd resource show qp link sroce0/1 |
+# res_of TYPE: the pingpong's objects of TYPE (qp, cq, mr) with sroce's
+# attributes. Newer iproute2 (trixie's, sid's) puts the driver's
+# attributes on indented lines of their own: each object joined back
+# into one line.
+res_of() {
+	local where="dev sroce0"
+	[ "$1" != qp ] || where="link sroce0/1"
+	# shellcheck disable=SC2086 # two words
+	rdma -dd resource show "$1" $where |
 		awk '/^[^ \t]/ { if (l) print l; l = $0; next } { l = l " " $0 }
 			END { if (l) print l }' | grep 'comm ibv_rc_pingpong'
 }
 t "rdma resource show qp -dd: sroce's details of the waiting pingpong's QP" \
-	wait_for 30 bash -c "$(declare -f res_qp); res_qp | grep -q 'drv_una_psn 0x[0-9a-f]* .*drv_sq_wqes 0 .*drv_rq_wqes 64 .*drv_nak_seq 0'"
-res_qp | sed 's/^/# resource: /'
+	wait_for 30 bash -c "$(declare -f res_of); res_of qp | grep -q 'drv_una_psn 0x[0-9a-f]* .*drv_sq_wqes 0 .*drv_rq_wqes 64 .*drv_nak_seq 0'"
+t "rdma resource show cq -dd: its CQ empty, unarmed, no QP parked" \
+	bash -c "$(declare -f res_of); res_of cq | grep -q 'drv_queued 0 .*drv_arm 0 .*drv_parked_qps 0'"
+t "rdma resource show mr -dd: its MR a user MR of one 4 KiB page, idle" \
+	bash -c "$(declare -f res_of); res_of mr | grep -q 'drv_kind user .*drv_pages 1 .*drv_page_shift 12 .*drv_valid 1 .*drv_in_use 0 .*drv_windows 0 .*drv_access 0x1'"
+for o in qp cq mr; do res_of $o; done | sed 's/^/# resource: /'
 kill $pp 2>/dev/null
 wait $pp 2>/dev/null
 
