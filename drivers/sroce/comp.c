@@ -149,8 +149,7 @@ int sroce_comp_ack(struct sroce_qp *qp, u32 psn, bool implied)
 			    sroce_psn_cmp(psn, w->first_psn) >= 0) {
 				qp->rd_gap = true;
 				sroce_req_rewind(qp, sroce_rd_expect(qp, w));
-				sroce_count(qp->sdev, SROCE_CNT_RX_OUT_OF_SEQ,
-					    1);
+				sroce_qp_count(qp, SROCE_CNT_RX_OUT_OF_SEQ, 1);
 			}
 			if (sroce_psn_cmp(next, sroce_rd_expect(qp, w)) > 0)
 				next = sroce_rd_expect(qp, w);
@@ -199,7 +198,7 @@ int sroce_comp_nak_seq(struct sroce_qp *qp, u32 psn)
 	int err;
 
 	lockdep_assert_held(&qp->sq_lock);
-	sroce_count(qp->sdev, SROCE_CNT_RX_NAKS, 1);
+	sroce_qp_count(qp, SROCE_CNT_RX_NAKS, 1);
 	err = sroce_comp_ack(qp, sroce_psn_add(psn, -1), true);
 	if (!err && !(qp->rd_gap && sroce_psn_cmp(psn, qp->req_psn) > 0))
 		sroce_req_rewind(qp, psn);
@@ -232,10 +231,10 @@ static void sroce_comp_unexpected(struct sroce_qp *qp, struct sroce_swqe *w,
 		if (!qp->rd_gap) {
 			qp->rd_gap = true;
 			sroce_req_rewind(qp, sroce_rd_expect(qp, w));
-			sroce_count(qp->sdev, SROCE_CNT_RX_OUT_OF_SEQ, 1);
+			sroce_qp_count(qp, SROCE_CNT_RX_OUT_OF_SEQ, 1);
 		}
 	} else {
-		sroce_count(qp->sdev, SROCE_CNT_RX_DUPLICATES, 1);
+		sroce_qp_count(qp, SROCE_CNT_RX_DUPLICATES, 1);
 	}
 }
 
@@ -307,7 +306,7 @@ static int sroce_comp_atomic_ack(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	return sroce_comp_atomic_done(qp, w, pkt->psn);
 
 malformed:
-	sroce_count(qp->sdev, SROCE_CNT_RX_DROP_MALFORMED, 1);
+	sroce_qp_count(qp, SROCE_CNT_RX_DROP_MALFORMED, 1);
 	return 0;
 }
 
@@ -384,7 +383,7 @@ place:
 
 malformed:
 	if (sroce_pkt_icrc_ok(pkt))
-		sroce_count(qp->sdev, SROCE_CNT_RX_DROP_MALFORMED, 1);
+		sroce_qp_count(qp, SROCE_CNT_RX_DROP_MALFORMED, 1);
 	return 0;
 }
 
@@ -407,7 +406,7 @@ static int sroce_comp_aeth(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	case SROCE_ACK_OK:
 		return sroce_comp_ack(qp, psn, true);
 	case SROCE_ACK_RNR:
-		sroce_count(qp->sdev, SROCE_CNT_RX_RNR_NAKS, 1);
+		sroce_qp_count(qp, SROCE_CNT_RX_RNR_NAKS, 1);
 		err = sroce_comp_ack(qp, sroce_psn_add(psn, -1), false);
 		if (err)
 			return err;
@@ -429,7 +428,7 @@ static int sroce_comp_aeth(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	case SROCE_ACK_RETRY:
 		return sroce_comp_nak_seq(qp, psn);
 	case SROCE_ACK_FATAL:
-		sroce_count(qp->sdev, SROCE_CNT_RX_NAKS, 1);
+		sroce_qp_count(qp, SROCE_CNT_RX_NAKS, 1);
 		err = sroce_comp_ack(qp, sroce_psn_add(psn, -1), false);
 		return err ? err : -EIO;
 	case SROCE_ACK_IGNORE:

@@ -208,4 +208,42 @@ static inline struct ib_mr *sroce_op_reg_user_mr(struct ib_pd *pd, u64 start,
 #define sroce_op_reg_user_mr sroce_reg_user_mr
 #endif
 
+/* counter_bind_qp and counter_unbind_qp are told the port (7.2; not 6.12). */
+#ifdef SROCE_HAVE_COUNTER_PORT
+static inline int sroce_counter_bind_qp_op(struct rdma_counter *counter,
+					   struct ib_qp *qp, u32 port)
+{
+	return sroce_counter_bind_qp(counter, qp);
+}
+
+static inline int sroce_counter_unbind_qp_op(struct ib_qp *qp, u32 port)
+{
+	return sroce_counter_unbind_qp(qp);
+}
+#else
+#define sroce_counter_bind_qp_op sroce_counter_bind_qp
+#define sroce_counter_unbind_qp_op sroce_counter_unbind_qp
+#endif
+
+/*
+ * ib_core allocates a counter at the driver's object size and calls
+ * counter_init unconditionally where it has counter_init (7.2; 6.12
+ * allocates a bare struct rdma_counter): sroce keeps nothing in it.
+ */
+#ifdef SROCE_HAVE_COUNTER_INIT
+struct sroce_rdma_counter {
+	struct rdma_counter	ibcounter;
+};
+
+static inline void sroce_counter_init(struct rdma_counter *counter)
+{
+}
+
+#define SROCE_COUNTER_OBJ_OPS						\
+	.counter_init = sroce_counter_init,				\
+	INIT_RDMA_OBJ_SIZE(rdma_counter, sroce_rdma_counter, ibcounter),
+#else
+#define SROCE_COUNTER_OBJ_OPS
+#endif
+
 #endif /* SROCE_COMPAT_H */

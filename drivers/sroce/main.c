@@ -109,7 +109,8 @@ void sroce_dealloc_driver(struct ib_device *ib)
 	list_del(&sdev->list);
 	mutex_unlock(&sroce_devs_lock);
 	WARN_ON(!xa_empty(&sdev->mr_xa) || !xa_empty(&sdev->ah_xa) ||
-		!xa_empty(&sdev->qp_xa) || !xa_empty(&sdev->mw_xa));
+		!xa_empty(&sdev->qp_xa) || !xa_empty(&sdev->mw_xa) ||
+		!list_empty(&sdev->qcnts));
 	xa_destroy(&sdev->mr_xa);
 	xa_destroy(&sdev->mw_xa);
 	xa_destroy(&sdev->ah_xa);
@@ -160,6 +161,8 @@ static struct sroce_dev *sroce_alloc(struct net_device *ndev)
 	sdev->ndev = ndev;
 	netdev_hold(ndev, &sdev->ndev_tracker, GFP_KERNEL);
 	spin_lock_init(&sdev->port_lock);
+	mutex_init(&sdev->qcnt_lock);
+	INIT_LIST_HEAD(&sdev->qcnts);
 	mutex_init(&sdev->mcg_mutex);
 	spin_lock_init(&sdev->mcg_lock);
 	hash_init(sdev->mcg_hash);

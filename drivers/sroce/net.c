@@ -307,7 +307,7 @@ bool sroce_pkt_from_peer(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	if (likely(ok))
 		return true;
 	if (sroce_pkt_icrc_ok(pkt))
-		sroce_count(qp->sdev, SROCE_CNT_RX_DROP_NOT_PEER, 1);
+		sroce_qp_count(qp, SROCE_CNT_RX_DROP_NOT_PEER, 1);
 	return false;
 }
 
@@ -404,11 +404,9 @@ static bool sroce_parse(struct sk_buff *skb, struct sroce_pkt *pkt)
  */
 void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool local)
 {
+	unsigned int len = skb->len;
 	struct sroce_pkt pkt;
 	struct sroce_qp *qp;
-
-	sroce_count(sdev, SROCE_CNT_RX_PKTS, 1);
-	sroce_count(sdev, SROCE_CNT_RX_BYTES, skb->len);
 
 	if (!sroce_parse(skb, &pkt)) {
 		sroce_count(sdev, !local && sroce_rx_corrupt(skb) ?
@@ -448,6 +446,9 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool local)
 			sroce_count(sdev, SROCE_CNT_RX_DROP_NO_QP, 1);
 		goto drop;
 	}
+	/* The QP's from here: in its counter when it is bound to one. */
+	sroce_qp_count(qp, SROCE_CNT_RX_PKTS, 1);
+	sroce_qp_count(qp, SROCE_CNT_RX_BYTES, len);
 	if ((pkt.opcode & SROCE_TR_MASK) == SROCE_TR_UD &&
 	    sroce_qp_is_ud(qp)) {
 		sroce_resp_ud(qp, &pkt);
@@ -457,7 +458,7 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool local)
 	} else if ((pkt.opcode & SROCE_TR_MASK) != SROCE_TR_RC ||
 		   qp->ibqp.qp_type != IB_QPT_RC) {
 		if (sroce_pkt_icrc_ok(&pkt))
-			sroce_count(sdev, SROCE_CNT_RX_DROP_MALFORMED, 1);
+			sroce_qp_count(qp, SROCE_CNT_RX_DROP_MALFORMED, 1);
 	} else if (sroce_is_response(pkt.opcode)) {
 		sroce_comp_rcv(qp, &pkt);
 	} else {
@@ -470,7 +471,11 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool local)
 	 * as such whatever else was wrong with it.
 	 */
 	sroce_pkt_icrc_ok(&pkt);
+	kfree_skb(skb);
+	return;
 drop:
+	sroce_count(sdev, SROCE_CNT_RX_PKTS, 1);
+	sroce_count(sdev, SROCE_CNT_RX_BYTES, len);
 	kfree_skb(skb);
 }
 
@@ -746,12 +751,12 @@ int sroce_pkt_xmit(struct sroce_qp *qp, struct sk_buff *skb)
 
 	skb_push(skb, ipl + sizeof(struct udphdr));
 	if (unlikely(!skb_dst(skb))) {
-		sroce_count(sdev, SROCE_CNT_TX_NO_ROUTE, 1);
+		sroce_qp_count(qp, SROCE_CNT_TX_NO_ROUTE, 1);
 		kfree_skb(skb);
 		return 0;	/* no route: lost, as on a wire */
 	}
-	sroce_count(sdev, SROCE_CNT_TX_PKTS, 1);
-	sroce_count(sdev, SROCE_CNT_TX_BYTES, skb->len - ipl);
+	sroce_qp_count(qp, SROCE_CNT_TX_PKTS, 1);
+	sroce_qp_count(qp, SROCE_CNT_TX_BYTES, skb->len - ipl);
 	trace_sroce_tx(sdev, (void *)(skb->data + ipl + sizeof(struct udphdr)),
 		       skb->len - ipl - sizeof(struct udphdr));
 
@@ -784,7 +789,7 @@ int sroce_pkt_xmit(struct sroce_qp *qp, struct sk_buff *skb)
 		err = ip_local_out(&init_net, sroce_sk4->sk, skb);
 	}
 	if (unlikely(net_xmit_eval(err))) {
-		sroce_count(sdev, SROCE_CNT_TX_DROPS, 1);
+		sroce_qp_count(qp, SROCE_CNT_TX_DROPS, 1);
 		return -EAGAIN;
 	}
 	return 0;

@@ -618,7 +618,7 @@ static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 		qp->req_off += w->opcode == IB_WR_RDMA_READ ? rlen : paylen;
 	}
 	if (sroce_psn_cmp(psn, qp->req_max_psn) < 0) {
-		sroce_count(qp->sdev, SROCE_CNT_RETRANSMITS, 1);
+		sroce_qp_count(qp, SROCE_CNT_RETRANSMITS, 1);
 		trace_sroce_retransmit(qp, psn);
 	}
 	qp->req_psn = sroce_psn_add(psn, npkts);
@@ -760,7 +760,7 @@ enum hrtimer_restart sroce_req_timer(struct hrtimer *t)
 			spin_unlock(&qp->sq_lock);
 			return HRTIMER_RESTART;
 		}
-		sroce_count(qp->sdev, SROCE_CNT_TIMEOUTS, 1);
+		sroce_qp_count(qp, SROCE_CNT_TIMEOUTS, 1);
 		if (!qp->retry_left) {
 			fail = IB_WC_RETRY_EXC_ERR;
 		} else {

@@ -141,10 +141,10 @@ static void sroce_resp_ack(struct sroce_qp *qp, u8 syn, u32 psn)
 	};
 
 	if ((syn & SROCE_AETH_TYPE_MASK) == SROCE_AETH_NAK) {
-		sroce_count(qp->sdev, SROCE_CNT_TX_NAKS, 1);
+		sroce_qp_count(qp, SROCE_CNT_TX_NAKS, 1);
 		trace_sroce_nak(qp, true, syn, psn);
 	} else if ((syn & SROCE_AETH_TYPE_MASK) == SROCE_AETH_RNR_NAK) {
-		sroce_count(qp->sdev, SROCE_CNT_TX_RNR_NAKS, 1);
+		sroce_qp_count(qp, SROCE_CNT_TX_RNR_NAKS, 1);
 		trace_sroce_nak(qp, true, syn, psn);
 	}
 	sroce_resp_push(qp, &j);
@@ -813,7 +813,7 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		.msn = qp->msn,
 	};
 
-	sroce_count(qp->sdev, SROCE_CNT_RX_DUPLICATES, 1);
+	sroce_qp_count(qp, SROCE_CNT_RX_DUPLICATES, 1);
 	if (op == SROCE_OP_READ_REQ) {
 		j.va = sroce_reth_va(&pkt->reth);
 		j.rkey = sroce_reth_rkey(&pkt->reth);
@@ -866,7 +866,7 @@ void sroce_resp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	case SROCE_PSN_AHEAD:
 		if (!sroce_pkt_icrc_ok(pkt))
 			break;
-		sroce_count(qp->sdev, SROCE_CNT_RX_OUT_OF_SEQ, 1);
+		sroce_qp_count(qp, SROCE_CNT_RX_OUT_OF_SEQ, 1);
 		if (!qp->nak_seq) {
 			qp->nak_seq = true;
 			sroce_resp_ack(qp, SROCE_AETH_NAK_PSN_SEQ, qp->epsn);
@@ -949,12 +949,12 @@ void sroce_resp_uc(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		if (abandon && sroce_pkt_icrc_ok(pkt)) {
 			qp->in_msg = SROCE_MSG_NONE;
 			qp->rcv_off = 0;
-			sroce_count(qp->sdev, SROCE_CNT_RX_OUT_OF_SEQ, 1);
+			sroce_qp_count(qp, SROCE_CNT_RX_OUT_OF_SEQ, 1);
 		}
 		goto out;
 	}
 	if (abandon) {
-		sroce_count(qp->sdev, SROCE_CNT_RX_OUT_OF_SEQ, 1);
+		sroce_qp_count(qp, SROCE_CNT_RX_OUT_OF_SEQ, 1);
 		qp->in_msg = SROCE_MSG_NONE;
 		qp->rcv_off = 0;
 	}

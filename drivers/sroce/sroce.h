@@ -111,6 +111,17 @@ struct sroce_counters {
 	u64	c[SROCE_CNT_NUM];
 };
 
+/*
+ * A counter of `rdma statistic qp`: the traffic of the QPs bound to it,
+ * which is then not in the device's counters (ib_core adds the running
+ * counters to the port's).
+ */
+struct sroce_qcnt {
+	struct list_head		list;	/* sdev->qcnts, under qcnt_lock */
+	const struct rdma_counter	*counter;
+	struct sroce_counters __percpu	*cnt;
+};
+
 struct sroce_dev {
 	struct ib_device	ib;
 	struct net_device	*ndev;
@@ -140,6 +151,8 @@ struct sroce_dev {
 	u32			qp_next;	/* cyclic QPN allocation */
 	atomic_t		srq_seq;	/* srq_num for the provider */
 
+	struct mutex		qcnt_lock;	/* qcnts */
+	struct list_head	qcnts;		/* struct sroce_qcnt */
 	struct mutex		mcg_mutex;	/* attach/detach, group joins */
 	spinlock_t		mcg_lock;	/* mcg_hash, members; receive */
 	DECLARE_HASHTABLE(mcg_hash, 6);
@@ -155,6 +168,17 @@ static inline void sroce_count(struct sroce_dev *sdev, enum sroce_counter c,
 			       u64 n)
 {
 	this_cpu_add(sdev->cnt->c[c], n);
+}
+
+static inline u64 sroce_cnt_sum(struct sroce_counters __percpu *cnt,
+				enum sroce_counter c)
+{
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += per_cpu_ptr(cnt, cpu)->c[c];
+	return sum;
 }
 
 /* A ring shared with (or, for kernel consumers, shaped like) user space. */
@@ -483,6 +507,7 @@ enum {
 struct sroce_qp {
 	struct ib_qp		ibqp;
 	struct sroce_dev	*sdev;
+	struct sroce_qcnt __rcu	*qcnt;		/* bound counter, or NULL */
 	refcount_t		users;		/* 1 + receive paths in flight */
 	struct completion	idle;
 	unsigned long		flags;
@@ -585,6 +610,25 @@ static inline struct sroce_qp *to_sqp(struct ib_qp *ibqp)
 	return container_of(ibqp, struct sroce_qp, ibqp);
 }
 
+/*
+ * Count a QP's traffic: in the `rdma statistic qp` counter it is bound
+ * to, else in the device's. The counter outlives every reader
+ * (sroce_counter_dealloc() waits for a grace period).
+ */
+static inline void sroce_qp_count(struct sroce_qp *qp, enum sroce_counter c,
+				  u64 n)
+{
+	struct sroce_qcnt *q;
+
+	rcu_read_lock();
+	q = rcu_dereference(qp->qcnt);
+	if (q)
+		this_cpu_add(q->cnt->c[c], n);
+	else
+		sroce_count(qp->sdev, c, n);
+	rcu_read_unlock();
+}
+
 static inline struct sroce_swqe *sroce_swqe(struct sroce_qp *qp, u32 i)
 {
 	return (struct sroce_swqe *)(qp->swqe +
@@ -670,6 +714,8 @@ int sroce_register(struct sroce_dev *sdev, const char *name);
 int sroce_res_get(struct sroce_dev *sdev, enum sroce_res r);
 void sroce_res_put(struct sroce_dev *sdev, enum sroce_res r);
 u64 sroce_counter_read(struct sroce_dev *sdev, enum sroce_counter c);
+int sroce_counter_bind_qp(struct rdma_counter *counter, struct ib_qp *ibqp);
+int sroce_counter_unbind_qp(struct ib_qp *ibqp);
 
 /* One driver attribute of `rdma resource -dd`: a u32 of a snapshot struct. */
 struct sroce_res_field {

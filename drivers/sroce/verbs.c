@@ -312,14 +312,159 @@ full:
  */
 u64 sroce_counter_read(struct sroce_dev *sdev, enum sroce_counter c)
 {
-	u64 sum = 0;
-	int cpu;
-
-	for_each_possible_cpu(cpu)
-		sum += per_cpu_ptr(sdev->cnt, cpu)->c[c];
-	return sum;
+	return sroce_cnt_sum(sdev->cnt, c);
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_counter_read);
+
+/*
+ * Per-QP counters (`rdma statistic qp`): ib_core allocates a counter,
+ * binds QPs to it (by hand, or automatically by QP type or process) and
+ * reads it; sroce keeps each counter's values per CPU, and a bound QP
+ * counts its traffic there instead of in the device's. These are counted
+ * before a packet reaches a QP, and so never in a QP's counter.
+ */
+#define SROCE_CNT_DEV_ONLY (BIT(SROCE_CNT_RX_ICRC_ERR) |		\
+			    BIT(SROCE_CNT_RX_DROP_NO_QP) |		\
+			    BIT(SROCE_CNT_CQ_OVERFLOW) |		\
+			    BIT(SROCE_CNT_LINK_DOWNED) |		\
+			    BIT(SROCE_CNT_RX_FLUSH_ICRC_RXE) |	\
+			    BIT(SROCE_CNT_RX_DROP_PKEY))
+
+static struct sroce_qcnt *sroce_qcnt_find(struct sroce_dev *sdev,
+					  const struct rdma_counter *counter)
+{
+	struct sroce_qcnt *q;
+
+	lockdep_assert_held(&sdev->qcnt_lock);
+	list_for_each_entry(q, &sdev->qcnts, list)
+		if (q->counter == counter)
+			return q;
+	return NULL;
+}
+
+static struct rdma_hw_stats *
+sroce_counter_alloc_stats(struct rdma_counter *counter)
+{
+	struct sroce_dev *sdev = to_sdev(counter->device);
+	struct rdma_hw_stats *st;
+	struct sroce_qcnt *q;
+	int c;
+
+	/* The port's layout: ib_core adds them up index by index. */
+	st = rdma_alloc_hw_stats_struct(sroce_counter_desc, SROCE_CNT_NUM,
+					RDMA_HW_STATS_DEFAULT_LIFESPAN);
+	q = kzalloc_obj(*q, GFP_KERNEL);
+	if (!st || !q)
+		goto err;
+	q->cnt = alloc_percpu(struct sroce_counters);
+	if (!q->cnt)
+		goto err;
+	for (c = 0; c < SROCE_CNT_NUM; c++)
+		if (SROCE_CNT_DEV_ONLY & BIT(c))
+			set_bit(c, st->is_disabled);
+	q->counter = counter;
+	mutex_lock(&sdev->qcnt_lock);
+	list_add(&q->list, &sdev->qcnts);
+	mutex_unlock(&sdev->qcnt_lock);
+	return st;
+err:
+	kfree(q);
+	rdma_free_hw_stats_struct(st);
+	return NULL;
+}
+
+static int sroce_counter_update_stats(struct rdma_counter *counter)
+{
+	struct sroce_dev *sdev = to_sdev(counter->device);
+	struct sroce_qcnt *q;
+	int c;
+
+	mutex_lock(&sdev->qcnt_lock);
+	q = sroce_qcnt_find(sdev, counter);
+	if (q)
+		for (c = 0; c < SROCE_CNT_NUM; c++)
+			counter->stats->value[c] = sroce_cnt_sum(q->cnt, c);
+	mutex_unlock(&sdev->qcnt_lock);
+	return q ? 0 : -EINVAL;
+}
+
+/**
+ * sroce_counter_bind_qp() - count a QP's traffic in a counter from now on
+ * @counter: the counter, made by sroce_counter_alloc_stats()
+ * @ibqp: the QP, bound to no other counter (ib_core unbinds first)
+ *
+ * Return: 0, or -EINVAL for a counter sroce does not know.
+ */
+int sroce_counter_bind_qp(struct rdma_counter *counter, struct ib_qp *ibqp)
+{
+	struct sroce_dev *sdev = to_sdev(counter->device);
+	struct sroce_qcnt *q;
+
+	mutex_lock(&sdev->qcnt_lock);
+	q = sroce_qcnt_find(sdev, counter);
+	if (q) {
+		rcu_assign_pointer(to_sqp(ibqp)->qcnt, q);
+		ibqp->counter = counter;	/* the driver sets it */
+	}
+	mutex_unlock(&sdev->qcnt_lock);
+	return q ? 0 : -EINVAL;
+}
+
+/**
+ * sroce_counter_unbind_qp() - count a QP's traffic in the device's again
+ * @ibqp: the QP
+ *
+ * Its counter stays until sroce_counter_dealloc(), so a packet counted in
+ * it just now is not lost.
+ *
+ * Return: 0.
+ */
+int sroce_counter_unbind_qp(struct ib_qp *ibqp)
+{
+	RCU_INIT_POINTER(to_sqp(ibqp)->qcnt, NULL);
+	ibqp->counter = NULL;
+	return 0;
+}
+
+/*
+ * ib_core took the counter's last values into the port's history just
+ * before; what its QPs counted since (they were unbound, but a packet
+ * already on its way may still have counted there) goes to the device's
+ * counters, so the port's totals lose nothing.
+ */
+static struct sroce_qcnt *sroce_qcnt_unlink(struct sroce_dev *sdev,
+					    const struct rdma_counter *counter)
+{
+	struct sroce_qcnt *q;
+
+	mutex_lock(&sdev->qcnt_lock);
+	q = sroce_qcnt_find(sdev, counter);
+	if (q)
+		list_del(&q->list);
+	mutex_unlock(&sdev->qcnt_lock);
+	return q;
+}
+
+static int sroce_counter_dealloc(struct rdma_counter *counter)
+{
+	struct sroce_dev *sdev = to_sdev(counter->device);
+	struct sroce_qcnt *q = sroce_qcnt_unlink(sdev, counter);
+	int c;
+
+	if (!q)
+		return 0;
+	synchronize_rcu();	/* no packet counts in it any more */
+	for (c = 0; c < SROCE_CNT_NUM; c++) {
+		u64 v = sroce_cnt_sum(q->cnt, c);
+
+		if (v > counter->stats->value[c])
+			this_cpu_add(sdev->cnt->c[c],
+				     v - counter->stats->value[c]);
+	}
+	free_percpu(q->cnt);
+	kfree(q);
+	return 0;
+}
 
 static int sroce_req_notify(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 {
@@ -354,6 +499,12 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.destroy_srq = sroce_destroy_srq,
 	.detach_mcast = sroce_detach_mcast,
 	.device_group = &sroce_attr_group,
+	.counter_alloc_stats = sroce_counter_alloc_stats,
+	.counter_bind_qp = sroce_counter_bind_qp_op,
+	.counter_dealloc = sroce_counter_dealloc,
+	.counter_unbind_qp = sroce_counter_unbind_qp_op,
+	.counter_update_stats = sroce_counter_update_stats,
+	SROCE_COUNTER_OBJ_OPS
 	.fill_res_cq_entry = sroce_fill_res_cq_entry,
 	.fill_res_mr_entry = sroce_fill_res_mr_entry,
 	.fill_res_qp_entry = sroce_fill_res_qp_entry,

@@ -187,6 +187,10 @@ timeout -k 5 300 "$PY" "$SROCE_TREE/tests/pyverbs/flush.py" sroce0 \
 timeout -k 5 300 "$PY" "$SROCE_TREE/tests/pyverbs/odp.py" sroce0 \
 	--ip "198.18.0.$((SROCE_VM_INDEX + 1))"
 [ $? -eq 0 ] || T_FAILED=$((T_FAILED + 1))
+# Per-QP counters (rdma statistic qp): bound by hand and by QP type.
+timeout -k 5 300 "$PY" "$SROCE_TREE/tests/pyverbs/qp_counter.py" sroce0 \
+	--ip "198.18.0.$((SROCE_VM_INDEX + 1))"
+[ $? -eq 0 ] || T_FAILED=$((T_FAILED + 1))
 # Rings, shadows and page arrays a user makes the kernel hold are charged
 # to its memory cgroup (the debug kernel is built without memory cgroups).
 if [ "$SROCE_KERNEL" != debug ]; then
