@@ -42,11 +42,6 @@ else
 	not_ok "vm$me: ${DRVS[me]} device $DEV up"
 fi
 t "peer reachable over IPv4" wait_for 60 ping -c1 -W1 "$PEER_V4"
-for tl in rc_verbs ud_verbs; do
-	t "ucx_info -d: $DEV:1 has $tl" bash -c \
-		"ucx_info -d | awk '/Transport:/ { t = \$3 } /Device:/ { if (t == \"$tl\" && \$3 == \"$DEV:1\") f = 1 } END { exit !f }'"
-done
-echo "# UCX $(ucx_info -v | head -n1 | tr -d '#')"
 
 # rx_bytes of this guest's device, to see that a pair's bytes came
 # through it and not through TCP or shared memory. rdma_rxe counts no
@@ -212,7 +207,14 @@ qperf_test() {
 
 both=rc
 [ "${DRVS[*]}" != "sroce sroce" ] || both=all
-! part ucx || ucx_tests $both
+if part ucx; then
+	for tl in rc_verbs ud_verbs; do
+		t "ucx_info -d: $DEV:1 has $tl" bash -c \
+			"ucx_info -d | awk '/Transport:/ { t = \$3 } /Device:/ { if (t == \"$tl\" && \$3 == \"$DEV:1\") f = 1 } END { exit !f }'"
+	done
+	echo "# UCX $(ucx_info -v | head -n1 | tr -d '#')"
+	ucx_tests $both
+fi
 ! part mpi || [ $both = rc ] || mpi_test
 if part libfabric; then
 	fi_pair msg
