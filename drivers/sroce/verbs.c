@@ -426,12 +426,6 @@ int sroce_counter_unbind_qp(struct ib_qp *ibqp)
 	return 0;
 }
 
-/*
- * ib_core took the counter's last values into the port's history just
- * before; what its QPs counted since (they were unbound, but a packet
- * already on its way may still have counted there) goes to the device's
- * counters, so the port's totals lose nothing.
- */
 static struct sroce_qcnt *sroce_qcnt_unlink(struct sroce_dev *sdev,
 					    const struct rdma_counter *counter)
 {
@@ -445,6 +439,12 @@ static struct sroce_qcnt *sroce_qcnt_unlink(struct sroce_dev *sdev,
 	return q;
 }
 
+/*
+ * ib_core took the counter's last values into the port's history just
+ * before; what its QPs counted since (they were unbound, but a packet
+ * already on its way may still have counted there) goes to the device's
+ * counters, so the port's totals lose nothing.
+ */
 static int sroce_counter_dealloc(struct rdma_counter *counter)
 {
 	struct sroce_dev *sdev = to_sdev(counter->device);
