@@ -73,6 +73,9 @@ step() {
 }
 
 # Count the TAP lines of a guest's results file as tests.
+# What the guest said about a failure (up to 20 lines) is shown with it;
+# the final summary repeats its first 2 and last 8 lines (CI keeps only
+# the end of the output, and a tool's own error is last in its log).
 count_tap() {
 	local file=$1 prefix=$2 line
 	if [ ! -s "$file" ]; then
@@ -80,23 +83,41 @@ count_tap() {
 		return
 	fi
 	local diag=0
+	local -a said=()
 	while IFS= read -r line; do
 		case $line in
-		"ok - "*) pass "$prefix: ${line#ok - }"; diag=0 ;;
-		"not ok - "*) fail "$prefix: ${line#not ok - }"; diag=20 ;;
 		"#"*)
-			# What the guest said about a failure, shown with it,
-			# and its first lines again in the final summary (CI
-			# keeps only the end of the output).
 			if [ $diag -gt 0 ]; then
 				echo "    $line"
-				[ $diag -le 12 ] || fails[-1]+=$'\n'"    $line"
+				said+=("    $line")
 				diag=$((diag - 1))
 			fi
+			continue
 			;;
-		*) diag=0 ;;
+		esac
+		summarize_failure "${said[@]}"
+		said=()
+		diag=0
+		case $line in
+		"ok - "*) pass "$prefix: ${line#ok - }" ;;
+		"not ok - "*) fail "$prefix: ${line#not ok - }"; diag=20 ;;
 		esac
 	done < <(tr -d '\r' <"$file")
+	summarize_failure "${said[@]}"
+}
+
+# summarize_failure LINE...: a failure's first 2 and last 8 lines of
+# diagnosis, appended to its entry in the final summary.
+summarize_failure() {
+	local n=$# i
+	[ "$n" -gt 0 ] || return 0
+	for ((i = 1; i <= n; i++)); do
+		if [ "$i" -le 2 ] || [ "$i" -gt $((n - 8)) ]; then
+			fails[-1]+=$'\n'"${!i}"
+		elif [ "$i" = 3 ]; then
+			fails[-1]+=$'\n'"    [...]"
+		fi
+	done
 }
 
 # vm NAME KERNEL[,KERNEL1] VMS SCRIPT...: run a guest script; count the VM
@@ -385,11 +406,13 @@ for k in 6.1 6.12 7.2 debug; do
 	for c in "${columns[@]}"; do printf ' %-*s' "${#c}" "${cell[$k|$c]:--}"; done
 	echo
 done
-# How often a run was repeated, by cause (rc.sh's step: only on perftest's
-# own exact failure messages, never on a failure left unexplained).
-retries=$(cat "$res"/*/vm0/retries.log 2>/dev/null)
-printf '\nretries: %d for perftest'"'"'s clock calibration (r^2 < 0.9 under TCG), %d for perftest'"'"'s rdma_cm connect race (perftest#93)\n' \
-	"$(grep -c '^clock ' <<<"$retries")" "$(grep -c '^cmrace ' <<<"$retries")"
+# How often a run was repeated, by cause (rc.sh's step and
+# qperf-client.sh: only on the tool's own exact failure messages, never on
+# a failure left unexplained).
+retries=$(cat "$res"/*/vm*/retries.log 2>/dev/null)
+printf '\nretries: %d for perftest'"'"'s clock calibration (r^2 < 0.9 under TCG), %d for perftest'"'"'s rdma_cm connect race (perftest#93), %d for qperf'"'"'s rdma_cm listen race (qperf 118a571)\n' \
+	"$(grep -c '^clock ' <<<"$retries")" "$(grep -c '^cmrace ' <<<"$retries")" \
+	"$(grep -c '^qperfrace ' <<<"$retries")"
 [ -z "$retries" ] || sed 's/^/  /' <<<"$retries"
 echo "check: $(($(date +%s) - t0)) s, results in $res"
 if [ "$failed" -gt 0 ]; then
