@@ -71,24 +71,26 @@ static enum ib_wc_opcode sroce_wc_opcode(u32 wr_opcode)
 	return IB_WC_SEND;
 }
 
-/* Complete the oldest WQE. Return: -EBUSY when its CQ overflowed. */
+/*
+ * Complete the oldest WQE. Its ring slot is handed back before the
+ * completion can be seen: a consumer that polls it and posts again at
+ * once must find the room (a one-deep SQ, as perftest's rdma_cm control
+ * QP has, saw a full ring otherwise).
+ * Return: -EBUSY when its CQ overflowed.
+ */
 static int sroce_comp_one(struct sroce_qp *qp, enum ib_wc_status status)
 {
 	struct sroce_swqe *w = sroce_swqe(qp, qp->sq.cons);
-	int err = 0;
+	struct sroce_wc wc = {
+		.wr_id = w->wr_id,
+		.status = status,
+		.opcode = sroce_wc_opcode(w->opcode),
+		.byte_len = w->length,
+		.qp_num = qp->ibqp.qp_num,
+	};
+	bool signal = status != IB_WC_SUCCESS || qp->sq_sig_all ||
+		      (w->flags & IB_SEND_SIGNALED);
 
-	if (status != IB_WC_SUCCESS || qp->sq_sig_all ||
-	    (w->flags & IB_SEND_SIGNALED)) {
-		struct sroce_wc wc = {
-			.wr_id = w->wr_id,
-			.status = status,
-			.opcode = sroce_wc_opcode(w->opcode),
-			.byte_len = w->length,
-			.qp_num = qp->ibqp.qp_num,
-		};
-
-		err = sroce_complete(qp, qp->ibqp.send_cq, &wc, false);
-	}
 	if (sroce_wr_waits(w->opcode))
 		qp->rd_outstanding -= w->rd_reqs - w->rd_answered;
 	if (qp->req_cur == qp->sq.cons) {
@@ -97,7 +99,7 @@ static int sroce_comp_one(struct sroce_qp *qp, enum ib_wc_status status)
 	}
 	qp->sq.cons = sroce_q_next(qp->sq.cons, qp->sq.index_mask);
 	sroce_queue_publish_cons(&qp->sq);
-	return err;
+	return signal ? sroce_complete(qp, qp->ibqp.send_cq, &wc, false) : 0;
 }
 
 /* Complete the oldest WQE in error; the caller then calls sroce_qp_error(). */

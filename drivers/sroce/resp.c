@@ -217,7 +217,9 @@ static int sroce_resp_take_rwqe(struct sroce_qp *qp)
 }
 
 /*
- * Complete the current receive WQE and hand its slot back.
+ * Hand the current receive WQE's slot back, then complete it (the slot
+ * first: a consumer that polls the completion and posts again at once
+ * must find the room). The WQE was copied out when it was taken.
  * Return: 0, or -ENOSPC when the receive CQ overflowed: the completion is
  * lost and the QP must go to ERR (IBTA: a CQ overrun is an error of the
  * QPs that complete into it), so that the sender is not told that a
@@ -232,7 +234,6 @@ static int sroce_resp_complete(struct sroce_qp *qp, struct sroce_wc *wc,
 	wc->qp_num = qp->ibqp.qp_num;
 	if (!wc->src_qp)
 		wc->src_qp = qp->dest_qpn;
-	err = sroce_complete(qp, qp->ibqp.recv_cq, wc, solicited);
 	qp->have_rwqe = false;
 	qp->rcv_off = 0;
 	/* An SRQ's WQE left its ring when the QP took it. */
@@ -240,6 +241,7 @@ static int sroce_resp_complete(struct sroce_qp *qp, struct sroce_wc *wc,
 		qp->rq.cons = sroce_q_next(qp->rq.cons, qp->rq.index_mask);
 		sroce_queue_publish_cons(&qp->rq);
 	}
+	err = sroce_complete(qp, qp->ibqp.recv_cq, wc, solicited);
 	if (err) {
 		qp->rwqe_failed = true;
 		return -ENOSPC;
