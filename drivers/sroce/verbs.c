@@ -120,8 +120,17 @@ static int sroce_query_port(struct ib_device *ib, u32 port,
 	a->pkey_tbl_len = SROCE_MAX_PKEYS;
 	a->max_vl_num = 1;
 	a->ip_gids = true;
+	/*
+	 * A netdev on its way out (a veth deleted with its namespace) has no
+	 * speed to tell; the port still answers, or ib_core's cache update
+	 * on the last port event fails with a warning.
+	 */
 	err = ib_get_eth_speed(ib, port, &a->active_speed, &a->active_width);
-	return err;
+	if (err) {
+		a->active_speed = IB_SPEED_SDR;
+		a->active_width = IB_WIDTH_1X;
+	}
+	return 0;
 }
 
 static int sroce_query_pkey(struct ib_device *ib, u32 port, u16 index,
