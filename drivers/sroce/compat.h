@@ -246,4 +246,17 @@ static inline void sroce_counter_init(struct rdma_counter *counter)
 #define SROCE_COUNTER_OBJ_OPS
 #endif
 
+/*
+ * A device born in a given network namespace (7.2; Debian's 6.1 and 6.12
+ * make every device in init_net, from where `rdma dev set DEV netns NS`
+ * moves it).
+ */
+#ifdef SROCE_HAVE_ALLOC_DEVICE_WITH_NET
+#define sroce_ib_alloc_device(drv, member, net)				\
+	ib_alloc_device_with_net(drv, member, net)
+#else
+#define sroce_ib_alloc_device(drv, member, net)				\
+	((void)(net), ib_alloc_device(drv, member))
+#endif
+
 #endif /* SROCE_COMPAT_H */

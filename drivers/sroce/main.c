@@ -17,6 +17,7 @@
 #include <linux/random.h>
 #include <linux/rtnetlink.h>
 #include <rdma/ib_addr.h>
+#include <net/net_namespace.h>
 #include <rdma/rdma_netlink.h>
 
 #include "sroce.h"
@@ -117,6 +118,7 @@ void sroce_dealloc_driver(struct ib_device *ib)
 	xa_destroy(&sdev->qp_xa);
 	sroce_mcast_cleanup(sdev);
 	free_percpu(sdev->cnt);
+	sroce_net_put(sdev->sn);
 	netdev_put(sdev->ndev, &sdev->ndev_tracker);
 }
 
@@ -128,11 +130,21 @@ void sroce_dealloc_driver(struct ib_device *ib)
 static struct lock_class_key sroce_mr_xa_key, sroce_ah_xa_key,
 			     sroce_qp_xa_key, sroce_mw_xa_key;
 
-static struct sroce_dev *sroce_alloc(struct net_device *ndev)
+/*
+ * The device takes over the use of @sn (sroce_dealloc_driver() releases
+ * it), except when this fails.
+ */
+static struct sroce_dev *sroce_alloc(struct net_device *ndev,
+				     struct sroce_net *sn)
 {
 	struct sroce_dev *sdev;
 
-	sdev = ib_alloc_device(sroce_dev, ib);
+	/*
+	 * Born in its netdev's namespace where ib_core can say so: in
+	 * exclusive mode `rdma link add` in a container makes a device that
+	 * container sees (6.1, 6.12: in init_net, moved with rdma dev set).
+	 */
+	sdev = sroce_ib_alloc_device(sroce_dev, ib, dev_net(ndev));
 	if (!sdev)
 		return NULL;
 	sdev->cnt = alloc_percpu(struct sroce_counters);
@@ -140,6 +152,8 @@ static struct sroce_dev *sroce_alloc(struct net_device *ndev)
 		ib_dealloc_device(&sdev->ib);
 		return NULL;
 	}
+	sdev->net = dev_net(ndev);
+	sdev->sn = sn;
 	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC1);
 	xa_init_flags(&sdev->mw_xa, XA_FLAGS_ALLOC);
 	/* The UD send path reads AHs from softirq too. */
@@ -174,6 +188,8 @@ static struct sroce_dev *sroce_alloc(struct net_device *ndev)
 static int sroce_newlink(const char *name, struct net_device *ndev)
 {
 	struct sroce_dev *sdev, *other;
+	struct sroce_net *sn;
+	struct net *net;
 	bool dying;
 	int err;
 
@@ -183,10 +199,24 @@ static int sroce_newlink(const char *name, struct net_device *ndev)
 		return -EINVAL;
 	}
 
+	/*
+	 * The sockets of the netdev's namespace, set up outside rtnl; the
+	 * namespace held until the device holds its sockets instead.
+	 */
+	rtnl_lock();
+	net = get_net(dev_net(ndev));
+	rtnl_unlock();
+	sn = sroce_net_get(net);
+	if (IS_ERR(sn)) {
+		put_net(net);
+		return PTR_ERR(sn);
+	}
+
 	/* Under rtnl the netdev cannot start unregistering before it is listed. */
 	rtnl_lock();
 	mutex_lock(&sroce_devs_lock);
-	if (ndev->reg_state != NETREG_REGISTERED) {
+	if (ndev->reg_state != NETREG_REGISTERED ||
+	    !net_eq(dev_net(ndev), net)) {
 		err = -ENODEV;
 		goto out_unlock;
 	}
@@ -197,7 +227,7 @@ static int sroce_newlink(const char *name, struct net_device *ndev)
 		err = -EEXIST;
 		goto out_unlock;
 	}
-	sdev = sroce_alloc(ndev);
+	sdev = sroce_alloc(ndev, sn);
 	if (!sdev) {
 		err = -ENOMEM;
 		goto out_unlock;
@@ -205,6 +235,8 @@ static int sroce_newlink(const char *name, struct net_device *ndev)
 	list_add_tail(&sdev->list, &sroce_devs);
 	mutex_unlock(&sroce_devs_lock);
 	rtnl_unlock();
+	/* The device's netdev, held, keeps its namespace from now on. */
+	put_net(net);
 
 	err = sroce_register(sdev, name);
 	if (err) {
@@ -231,6 +263,8 @@ static int sroce_newlink(const char *name, struct net_device *ndev)
 out_unlock:
 	mutex_unlock(&sroce_devs_lock);
 	rtnl_unlock();
+	sroce_net_put(sn);
+	put_net(net);
 	return err;
 }
 
@@ -282,26 +316,80 @@ static struct notifier_block sroce_netdev_nb = {
 };
 
 /*
- * Unregister every device, one at a time: never by driver id, which rdma_rxe
- * shares. A device whose unregistration is already queued is handled here
- * too; ib_unregister_device() waits for it.
+ * Unregister every device whose netdev was in @net at newlink (any, for
+ * NULL), one at a time: never by driver id, which rdma_rxe shares. A device
+ * whose unregistration is already queued is handled here too;
+ * ib_unregister_device() waits for it, and it leaves the list only once
+ * it is freed (sroce_dealloc_driver()).
  */
-static void sroce_remove_all(void)
+static void sroce_remove(struct net *net)
 {
-	struct sroce_dev *sdev;
+	struct sroce_dev *sdev, *found;
 
 	for (;;) {
+		found = NULL;
 		mutex_lock(&sroce_devs_lock);
-		sdev = list_first_entry_or_null(&sroce_devs, struct sroce_dev,
-						list);
-		if (sdev)
-			get_device(&sdev->ib.dev);
+		list_for_each_entry(sdev, &sroce_devs, list) {
+			if (!net || net_eq(sdev->net, net)) {
+				found = sdev;
+				get_device(&found->ib.dev);
+				break;
+			}
+		}
 		mutex_unlock(&sroce_devs_lock);
-		if (!sdev)
+		if (!found)
 			break;
-		ib_unregister_device(&sdev->ib);
-		put_device(&sdev->ib.dev);
+		ib_unregister_device(&found->ib);
+		put_device(&found->ib.dev);
 	}
+}
+
+/*
+ * A namespace goes: its devices, then its sockets. A netdev deleted with
+ * it took its device along before this runs (the netdev's unregistration
+ * waited for sroce's reference), but a physical one handed back to the
+ * initial namespace only queued its device's unregistration: wait for it
+ * here, as the device still uses this namespace's sockets.
+ */
+static void __net_exit sroce_pernet_exit(struct net *net)
+{
+	sroce_remove(net);
+	sroce_net_close(net);
+}
+
+static struct pernet_operations sroce_net_ops = {
+	.exit = sroce_pernet_exit,
+	.id = &sroce_net_id,
+	.size = sizeof(struct sroce_net),
+};
+
+/* init_net's sockets, bound at load: rdma_rxe holding the port fails it. */
+static struct sroce_net *sroce_init_net_pin;
+
+static int sroce_net_init(void)
+{
+	struct sroce_net *sn;
+	int err;
+
+	err = register_pernet_subsys(&sroce_net_ops);
+	if (err)
+		return err;
+	sn = sroce_net_get(&init_net);
+	if (IS_ERR(sn)) {
+		unregister_pernet_subsys(&sroce_net_ops);
+		return PTR_ERR(sn);
+	}
+	sroce_init_net_pin = sn;
+	return 0;
+}
+
+/* After every device is gone. */
+static void sroce_net_exit(void)
+{
+	sroce_net_put(sroce_init_net_pin);
+	unregister_pernet_subsys(&sroce_net_ops);
+	/* encap_rcv runs under RCU: let every caller leave before unload. */
+	synchronize_net();
 }
 
 static int __init sroce_init(void)
@@ -336,7 +424,7 @@ err_wq:
 static void __exit sroce_exit(void)
 {
 	rdma_link_unregister(&sroce_link_ops);
-	sroce_remove_all();
+	sroce_remove(NULL);
 	unregister_netdevice_notifier(&sroce_netdev_nb);
 	sroce_net_exit();
 	sroce_odp_exit();

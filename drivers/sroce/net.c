@@ -2,9 +2,14 @@
 /*
  * UDP tunnel sockets on port 4791 (IPv4 and IPv6) and the receive entry.
  *
- * The sockets are bound at module load. rdma_rxe binds the same port, so a
- * failed bind is how sroce notices that rdma_rxe (or another RoCEv2 driver)
- * owns the port and refuses to load; the reverse holds for rdma_rxe.
+ * Each network namespace with a sroce device in it has its own pair of
+ * sockets, shared by its devices, and a device's routes, address lookups
+ * and transmits are made in its netdev's namespace (sdev->net). The pair
+ * of the initial namespace is bound at module load: rdma_rxe binds the
+ * same port, so a failed bind is how sroce notices that rdma_rxe (or
+ * another RoCEv2 driver) owns the port and refuses to load; the reverse
+ * holds for rdma_rxe. Another namespace's pair is bound by its first
+ * device and closed with its last, freeing the port there.
  *
  * Receive runs in softirq from udp's encap_rcv. Every header field is
  * bounds-checked before it is used, and a packet whose ICRC is wrong is
@@ -19,6 +24,7 @@
 #include <linux/ipv6.h>
 #include <linux/skbuff.h>
 #include <net/addrconf.h>
+#include <net/netns/generic.h>
 #include <net/ip6_route.h>
 #include <net/route.h>
 #include <net/udp_tunnel.h>
@@ -27,8 +33,10 @@
 #include "trace.h"
 #include <sroce/wire.h>
 
-static struct socket *sroce_sk4;
-static struct socket *sroce_sk6;
+/* Where a namespace's struct sroce_net is: net_generic(net, sroce_net_id). */
+unsigned int sroce_net_id;
+/* users and the socket pointers' changes; taken alone, never under rtnl. */
+static DEFINE_MUTEX(sroce_net_mutex);
 
 /**
  * sroce_dev_get_by_netdev() - the sroce device bound to a netdev
@@ -502,6 +510,12 @@ static int sroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 		kfree_skb(skb);
 		return 0;
 	}
+	/* Its netdev moved away, the device is going: not from here. */
+	if (unlikely(!net_eq(sock_net(sk), sdev->net))) {
+		ib_device_put(&sdev->ib);
+		kfree_skb(skb);
+		return 0;
+	}
 	sroce_rcv(sdev, skb, false);
 	ib_device_put(&sdev->ib);
 	return 0;
@@ -516,36 +530,37 @@ static int sroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
  * interface named). Return: the ifindex, 0, or -1 when the source address
  * is no longer here (no route).
  */
-static int sroce_oif4(__be32 saddr, __be32 daddr)
+static int sroce_oif4(struct net *net, __be32 saddr, __be32 daddr)
 {
 	struct net_device *dev;
 	int oif = 0;
 
 	rcu_read_lock();
-	if (!__ip_dev_find(&init_net, daddr, false)) {
-		dev = __ip_dev_find(&init_net, saddr, false);
+	if (!__ip_dev_find(net, daddr, false)) {
+		dev = __ip_dev_find(net, saddr, false);
 		oif = dev ? dev->ifindex : -1;
 	}
 	rcu_read_unlock();
 	return oif;
 }
 
-static int sroce_oif6(const struct in6_addr *saddr,
+static int sroce_oif6(struct net *net, const struct in6_addr *saddr,
 		      const struct in6_addr *daddr)
 {
 	struct net_device *dev;
 	int oif = 0;
 
 	rcu_read_lock();
-	if (!ipv6_chk_addr(&init_net, daddr, NULL, 0)) {
-		dev = ipv6_dev_find(&init_net, saddr, NULL);
+	if (!ipv6_chk_addr(net, daddr, NULL, 0)) {
+		dev = ipv6_dev_find(net, saddr, NULL);
 		oif = dev ? dev->ifindex : -1;
 	}
 	rcu_read_unlock();
 	return oif;
 }
 
-static struct dst_entry *sroce_route4(struct dst_cache *cache,
+static struct dst_entry *sroce_route4(struct sroce_dev *sdev,
+				      struct dst_cache *cache,
 				      const struct rxe_av *av)
 {
 	struct flowi4 fl = {
@@ -559,10 +574,10 @@ static struct dst_entry *sroce_route4(struct dst_cache *cache,
 	rt = cache ? dst_cache_get_ip4(cache, &saddr) : NULL;
 	if (rt)
 		return &rt->dst;
-	fl.flowi4_oif = sroce_oif4(fl.saddr, fl.daddr);
+	fl.flowi4_oif = sroce_oif4(sdev->net, fl.saddr, fl.daddr);
 	if (fl.flowi4_oif < 0)
 		return NULL;
-	rt = ip_route_output_key(&init_net, &fl);
+	rt = ip_route_output_key(sdev->net, &fl);
 	if (IS_ERR(rt))
 		return NULL;
 	if (cache)
@@ -570,7 +585,8 @@ static struct dst_entry *sroce_route4(struct dst_cache *cache,
 	return &rt->dst;
 }
 
-static struct dst_entry *sroce_route6(struct dst_cache *cache,
+static struct dst_entry *sroce_route6(struct sroce_dev *sdev,
+				      struct dst_cache *cache,
 				      const struct rxe_av *av)
 {
 	struct flowi6 fl = {
@@ -581,15 +597,15 @@ static struct dst_entry *sroce_route6(struct dst_cache *cache,
 	struct dst_entry *dst;
 	struct in6_addr saddr;
 
-	if (!sroce_sk6)
+	if (!sdev->sn->sk6)
 		return NULL;
 	dst = cache ? dst_cache_get_ip6(cache, &saddr) : NULL;
 	if (dst)
 		return dst;
-	fl.flowi6_oif = sroce_oif6(&fl.saddr, &fl.daddr);
+	fl.flowi6_oif = sroce_oif6(sdev->net, &fl.saddr, &fl.daddr);
 	if (fl.flowi6_oif < 0)
 		return NULL;
-	dst = ip6_dst_lookup_flow(&init_net, sroce_sk6->sk, &fl, NULL);
+	dst = ip6_dst_lookup_flow(sdev->net, sdev->sn->sk6->sk, &fl, NULL);
 	if (IS_ERR(dst))
 		return NULL;
 	if (cache)
@@ -626,7 +642,8 @@ struct sk_buff *sroce_pkt_alloc(struct sroce_qp *qp, const struct rxe_av *av,
 	unsigned int room;
 	u8 ttl;
 
-	dst = v6 ? sroce_route6(cache, av) : sroce_route4(cache, av);
+	dst = v6 ? sroce_route6(qp->sdev, cache, av) :
+		   sroce_route4(qp->sdev, cache, av);
 	room = (dst ? LL_RESERVED_SPACE(dst->dev) : LL_MAX_HEADER) + ipl +
 	       sizeof(*uh);
 	skb = alloc_skb(room + len, GFP_ATOMIC);
@@ -706,21 +723,21 @@ void sroce_pkt_icrc_end(struct sk_buff *skb, u32 crc, unsigned int pad)
 }
 
 /*
- * The sroce device a local address belongs to, with a reference; the
- * packet then comes from the netdev that owns the address (a VLAN's, say),
- * as it would from the wire. Caller holds the RCU read lock, which keeps
- * that netdev until the packet is delivered.
+ * The sroce device a local address of @net belongs to, with a reference;
+ * the packet then comes from the netdev that owns the address (a VLAN's,
+ * say), as it would from the wire. Caller holds the RCU read lock, which
+ * keeps that netdev until the packet is delivered.
  */
-static struct sroce_dev *sroce_local_dev(struct sk_buff *skb)
+static struct sroce_dev *sroce_local_dev(struct net *net, struct sk_buff *skb)
 {
 	struct net_device *ndev;
 	struct sroce_dev *sdev;
 
 	RCU_LOCKDEP_WARN(!rcu_read_lock_held(), "no RCU read lock");
 	if (skb->protocol == htons(ETH_P_IPV6))
-		ndev = ipv6_dev_find(&init_net, &ipv6_hdr(skb)->daddr, NULL);
+		ndev = ipv6_dev_find(net, &ipv6_hdr(skb)->daddr, NULL);
 	else
-		ndev = __ip_dev_find(&init_net, ip_hdr(skb)->daddr, false);
+		ndev = __ip_dev_find(net, ip_hdr(skb)->daddr, false);
 	if (!ndev)
 		return NULL;
 	sdev = sroce_dev_get_for_rx(ndev);
@@ -764,7 +781,7 @@ int sroce_pkt_xmit(struct sroce_qp *qp, struct sk_buff *skb)
 		struct sroce_dev *peer;
 
 		rcu_read_lock();
-		peer = sroce_local_dev(skb);
+		peer = sroce_local_dev(sdev->net, skb);
 		if (!peer) {
 			rcu_read_unlock();
 			kfree_skb(skb);
@@ -783,10 +800,10 @@ int sroce_pkt_xmit(struct sroce_qp *qp, struct sk_buff *skb)
 	skb->ip_summed = CHECKSUM_NONE;
 	if (v6) {
 		memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
-		err = ip6_local_out(&init_net, sroce_sk6->sk, skb);
+		err = ip6_local_out(sdev->net, sdev->sn->sk6->sk, skb);
 	} else {
 		memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
-		err = ip_local_out(&init_net, sroce_sk4->sk, skb);
+		err = ip_local_out(sdev->net, sdev->sn->sk4->sk, skb);
 	}
 	if (unlikely(net_xmit_eval(err))) {
 		sroce_qp_count(qp, SROCE_CNT_TX_DROPS, 1);
@@ -801,7 +818,7 @@ static int sroce_sockopt(struct socket *sock, int level, int name, int val)
 				     sizeof(val));
 }
 
-static struct socket *sroce_udp_open(bool ipv6)
+static struct socket *sroce_udp_open(struct net *net, bool ipv6)
 {
 	struct udp_tunnel_sock_cfg tcfg = {
 		.encap_type = 1,
@@ -820,10 +837,10 @@ static struct socket *sroce_udp_open(bool ipv6)
 		cfg.family = AF_INET;
 		cfg.local_ip.s_addr = htonl(INADDR_ANY);
 	}
-	err = udp_sock_create(&init_net, &cfg, &sock);
+	err = udp_sock_create(net, &cfg, &sock);
 	if (err)
 		return ERR_PTR(err);
-	setup_udp_tunnel_sock(&init_net, sroce_udp_tunnel_arg(sock), &tcfg);
+	setup_udp_tunnel_sock(net, sroce_udp_tunnel_arg(sock), &tcfg);
 	/*
 	 * Packets are sized by the QP's path MTU, which the device MTU
 	 * bounds, as an RNIC sizes them. A smaller MTU the stack holds for
@@ -860,38 +877,87 @@ static void sroce_udp_close(struct socket **sock)
 	*sock = NULL;
 }
 
-int sroce_net_init(void)
+static int sroce_net_open(struct net *net, struct sroce_net *sn)
 {
 	struct socket *s;
 
-	s = sroce_udp_open(false);
+	s = sroce_udp_open(net, false);
 	if (IS_ERR(s))
 		goto err;
-	sroce_sk4 = s;
+	sn->sk4 = s;
 
-	s = sroce_udp_open(true);
+	s = sroce_udp_open(net, true);
 	/* A kernel booted with ipv6.disable=1 still gets IPv4 RoCE. */
 	if (IS_ERR(s) && PTR_ERR(s) != -EAFNOSUPPORT) {
-		sroce_udp_close(&sroce_sk4);
+		sroce_udp_close(&sn->sk4);
 		goto err;
 	}
-	sroce_sk6 = IS_ERR(s) ? NULL : s;
+	sn->sk6 = IS_ERR(s) ? NULL : s;
 	return 0;
 
 err:
 	if (PTR_ERR(s) == -EADDRINUSE)
-		pr_err("UDP port %d is in use: rdma_rxe (or another RoCEv2 driver) is loaded; sroce and rdma_rxe cannot share a kernel, unload it first\n",
-		       SROCE_UDP_PORT);
+		pr_err("UDP port %d is in use%s: rdma_rxe (or another RoCEv2 driver) is loaded; sroce and rdma_rxe cannot share a network namespace, unload it first\n",
+		       SROCE_UDP_PORT,
+		       net_eq(net, &init_net) ? "" : " in this network namespace");
 	else
 		pr_err("cannot open UDP port %d: %ld\n", SROCE_UDP_PORT,
 		       PTR_ERR(s));
 	return PTR_ERR(s);
 }
 
-void sroce_net_exit(void)
+/**
+ * sroce_net_get() - a namespace's sockets, for a device in it
+ * @net: the device's netdev's namespace, which the caller keeps alive
+ *
+ * Process context, rtnl not held (the sockets are set up here). The first
+ * user binds the namespace's port; sroce_net_put() releases the use.
+ *
+ * Return: the namespace's sockets, or an ERR_PTR (the port is taken).
+ */
+struct sroce_net *sroce_net_get(struct net *net)
 {
-	sroce_udp_close(&sroce_sk6);
-	sroce_udp_close(&sroce_sk4);
-	/* encap_rcv runs under RCU: let every caller leave before unload. */
-	synchronize_net();
+	struct sroce_net *sn = net_generic(net, sroce_net_id);
+	int err = 0;
+
+	mutex_lock(&sroce_net_mutex);
+	if (!sn->users)
+		err = sroce_net_open(net, sn);
+	if (!err)
+		sn->users++;
+	mutex_unlock(&sroce_net_mutex);
+	return err ? ERR_PTR(err) : sn;
+}
+
+/**
+ * sroce_net_put() - release a use of a namespace's sockets
+ * @sn: from sroce_net_get()
+ *
+ * The last user closes them. Called once no QP of the device can send.
+ */
+void sroce_net_put(struct sroce_net *sn)
+{
+	mutex_lock(&sroce_net_mutex);
+	if (!WARN_ON(!sn->users) && !--sn->users) {
+		sroce_udp_close(&sn->sk6);
+		sroce_udp_close(&sn->sk4);
+	}
+	mutex_unlock(&sroce_net_mutex);
+}
+
+/**
+ * sroce_net_close() - a namespace is going: close its sockets
+ * @net: the namespace, none of whose devices is left
+ *
+ * From the namespace's pernet exit, after its devices (sroce_remove_net()).
+ */
+void sroce_net_close(struct net *net)
+{
+	struct sroce_net *sn = net_generic(net, sroce_net_id);
+
+	mutex_lock(&sroce_net_mutex);
+	WARN_ON(sn->users);
+	sroce_udp_close(&sn->sk6);
+	sroce_udp_close(&sn->sk4);
+	mutex_unlock(&sroce_net_mutex);
 }

@@ -122,10 +122,14 @@ struct sroce_qcnt {
 	struct sroce_counters __percpu	*cnt;
 };
 
+struct sroce_net;	/* net.c */
+
 struct sroce_dev {
 	struct ib_device	ib;
 	struct net_device	*ndev;
 	netdevice_tracker	ndev_tracker;
+	struct net		*net;		/* ndev's namespace at newlink */
+	struct sroce_net	*sn;		/* its sockets, held */
 	struct list_head	list;		/* sroce_devs, under sroce_devs_lock */
 	bool			registered;	/* guarded by sroce_devs_lock */
 	bool			dying;		/* netdev unregistering (seen once) */
@@ -908,8 +912,17 @@ u32 sroce_icrc_hdr(const void *l3, bool ipv6);
 u32 sroce_icrc_packet(const void *l3, bool ipv6, size_t len);
 
 /* net.c */
-int sroce_net_init(void);
-void sroce_net_exit(void);
+/* A network namespace's sockets, shared by its devices. */
+struct sroce_net {
+	struct socket	*sk4;
+	struct socket	*sk6;		/* NULL with ipv6.disable=1 */
+	unsigned int	users;		/* devices, +1: init_net's pin */
+};
+
+extern unsigned int sroce_net_id;
+struct sroce_net *sroce_net_get(struct net *net);
+void sroce_net_put(struct sroce_net *sn);
+void sroce_net_close(struct net *net);
 struct sroce_dev *sroce_dev_get_by_netdev(struct net_device *ndev);
 struct sk_buff *sroce_pkt_alloc(struct sroce_qp *qp, const struct rxe_av *av,
 				u16 sport, unsigned int len);
