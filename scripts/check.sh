@@ -222,14 +222,14 @@ full_suite() {
 	# of concurrent random verbs (stress.sh; make check-all 90 s).
 	local srounds=120 ssecs=20
 	[ "${SROCE_CHECK_ALL:-}" != 1 ] || { srounds=200; ssecs=90; }
-	vm_bg "functional-$k" "$k" "$top/tests/guest/run.sh" functional.sh + scribble.sh $srounds + stress.sh $ssecs
+	vm_bg "functional-$k" "$k" "$top/tests/guest/run.sh" functional.sh + scribble.sh $srounds + stress.sh $ssecs + netns.sh suite
 	# Teardown under traffic (chaos.sh) shares the error paths' boot:
 	# each of the eight actions once (make check-all: twice) and 12
 	# rounds of each verbs teardown.
 	local rounds=8
 	[ "${SROCE_CHECK_ALL:-}" != 1 ] || rounds=16
 	vm_bg "rc-errors-$k" "$k" "$top/tests/guest/run.sh" rc-errors.sh + chaos.sh $rounds 12
-	mx "$k" functional vm_join "functional-$k"
+	mx "$k" functional mx "$k" netns vm_join "functional-$k"
 	mx "$k" rc-errors vm_join "rc-errors-$k"
 	# A newer distribution's rdma-core (sid's rxe provider and its own
 	# test suite) against sroce on Debian 12's kernel, alone: beside
@@ -292,7 +292,7 @@ mw_trixie() {
 # The functional run is started beforehand (vm_bg), beside the other's.
 short_suite() {
 	local k=$1
-	mx "$k" functional vm_join "functional-$k"
+	mx "$k" functional mx "$k" netns vm_join "functional-$k"
 	mx "$k" interop-rxe vm "interop-rxe-$k" "$k" 2 "$top/tests/guest/run.sh" rc.sh sroce rxe sweep
 	# With teardown across the guests (process death, device removal
 	# and rmmod on either side) and storms beside a victim connection
@@ -327,8 +327,8 @@ else
 	# Teardown under traffic (kill, link delete, rmmod, netdev removal),
 	# 50 rounds of ring scribbling and 20 s of concurrent random verbs,
 	# in the same boot.
-	vm_bg functional-6.12 6.12 "$top/tests/guest/run.sh" functional.sh + chaos.sh 4 2 kill-server link-delete rmmod netdev-del + scribble.sh 50 + stress.sh 20
-	vm_bg functional-7.2 7.2 "$top/tests/guest/run.sh" functional.sh + chaos.sh 4 2 kill-server link-delete rmmod netdev-del + scribble.sh 50 + stress.sh 20
+	vm_bg functional-6.12 6.12 "$top/tests/guest/run.sh" functional.sh + chaos.sh 4 2 kill-server link-delete rmmod netdev-del + scribble.sh 50 + stress.sh 20 + netns.sh suite
+	vm_bg functional-7.2 7.2 "$top/tests/guest/run.sh" functional.sh + chaos.sh 4 2 kill-server link-delete rmmod netdev-del + scribble.sh 50 + stress.sh 20 + netns.sh suite
 	short_suite 6.12
 	short_suite 7.2
 fi
@@ -361,9 +361,9 @@ mx 6.1 cross-7.2-rxe vm cross-6.1-sroce-7.2-rxe 6.1,7.2 2 --userland host "$top/
 # into sroce make fail (failslab, fail_page_alloc).
 FAULT_PCT=2
 if [ "${SROCE_CHECK_ALL:-}" = 1 ]; then
-	vm_bg functional-debug debug "$top/tests/guest/run.sh" functional.sh + scribble.sh 60 1 $FAULT_PCT
+	vm_bg functional-debug debug "$top/tests/guest/run.sh" functional.sh + scribble.sh 60 1 $FAULT_PCT + netns.sh suite
 else
-	vm_bg functional-debug debug "$top/tests/guest/run.sh" functional.sh + scribble.sh 10 1 $FAULT_PCT
+	vm_bg functional-debug debug "$top/tests/guest/run.sh" functional.sh + scribble.sh 10 1 $FAULT_PCT + netns.sh quick
 fi
 # Teardown under traffic there: process death and rmmod (which deletes
 # the devices under traffic too; make check-all: all eight actions,
@@ -375,7 +375,7 @@ if [ "${SROCE_CHECK_ALL:-}" = 1 ]; then
 else
 	vm_bg rc-errors-debug debug "$top/tests/guest/run.sh" rc-errors.sh + kunit.sh + chaos.sh 2 2 kill-server rmmod + stress.sh 15 4 1 $FAULT_PCT
 fi
-mx debug functional vm_join functional-debug
+mx debug functional mx debug netns vm_join functional-debug
 mx debug rc-errors vm_join rc-errors-debug
 mx debug kunit kunit
 # The wire fuzzer shares the hand-built packets' boot. KASAN holds the
