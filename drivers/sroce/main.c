@@ -235,7 +235,11 @@ static int sroce_newlink(const char *name, struct net_device *ndev)
 	list_add_tail(&sdev->list, &sroce_devs);
 	mutex_unlock(&sroce_devs_lock);
 	rtnl_unlock();
-	/* The device's netdev, held, keeps its namespace from now on. */
+	/*
+	 * From here the namespace's exit waits for the device
+	 * (sroce_pernet_exit()), so sdev->net stays valid without a
+	 * reference, which would keep the namespace from ever going.
+	 */
 	put_net(net);
 
 	err = sroce_register(sdev, name);

@@ -949,7 +949,8 @@ void sroce_net_put(struct sroce_net *sn)
  * sroce_net_close() - a namespace is going: close its sockets
  * @net: the namespace, none of whose devices is left
  *
- * From the namespace's pernet exit, after its devices (sroce_remove_net()).
+ * From the namespace's pernet exit, once its devices are gone (main.c's
+ * sroce_pernet_exit()).
  */
 void sroce_net_close(struct net *net)
 {
