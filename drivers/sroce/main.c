@@ -204,8 +204,10 @@ static int sroce_newlink(const char *name, struct net_device *ndev)
 	 * namespace held until the device holds its sockets instead.
 	 */
 	rtnl_lock();
-	net = get_net(dev_net(ndev));
+	net = maybe_get_net(dev_net(ndev));
 	rtnl_unlock();
+	if (!net)
+		return -ENODEV;	/* moved into a namespace on its way out */
 	sn = sroce_net_get(net);
 	if (IS_ERR(sn)) {
 		put_net(net);

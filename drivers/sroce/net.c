@@ -455,8 +455,7 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool local)
 		goto drop;
 	}
 	/* The QP's from here: in its counter when it is bound to one. */
-	sroce_qp_count(qp, SROCE_CNT_RX_PKTS, 1);
-	sroce_qp_count(qp, SROCE_CNT_RX_BYTES, len);
+	sroce_qp_count_pkt(qp, false, len);
 	if ((pkt.opcode & SROCE_TR_MASK) == SROCE_TR_UD &&
 	    sroce_qp_is_ud(qp)) {
 		sroce_resp_ud(qp, &pkt);
@@ -772,8 +771,7 @@ int sroce_pkt_xmit(struct sroce_qp *qp, struct sk_buff *skb)
 		kfree_skb(skb);
 		return 0;	/* no route: lost, as on a wire */
 	}
-	sroce_qp_count(qp, SROCE_CNT_TX_PKTS, 1);
-	sroce_qp_count(qp, SROCE_CNT_TX_BYTES, skb->len - ipl);
+	sroce_qp_count_pkt(qp, true, skb->len - ipl);
 	trace_sroce_tx(sdev, (void *)(skb->data + ipl + sizeof(struct udphdr)),
 		       skb->len - ipl - sizeof(struct udphdr));
 

@@ -633,6 +633,21 @@ static inline void sroce_qp_count(struct sroce_qp *qp, enum sroce_counter c,
 	rcu_read_unlock();
 }
 
+/* One packet of @bytes sent (@tx) or received: one counter lookup for both. */
+static inline void sroce_qp_count_pkt(struct sroce_qp *qp, bool tx, u64 bytes)
+{
+	struct sroce_counters __percpu *cnt;
+	struct sroce_qcnt *q;
+
+	rcu_read_lock();
+	q = rcu_dereference(qp->qcnt);
+	cnt = q ? q->cnt : qp->sdev->cnt;
+	this_cpu_inc(cnt->c[tx ? SROCE_CNT_TX_PKTS : SROCE_CNT_RX_PKTS]);
+	this_cpu_add(cnt->c[tx ? SROCE_CNT_TX_BYTES : SROCE_CNT_RX_BYTES],
+		     bytes);
+	rcu_read_unlock();
+}
+
 static inline struct sroce_swqe *sroce_swqe(struct sroce_qp *qp, u32 i)
 {
 	return (struct sroce_swqe *)(qp->swqe +
