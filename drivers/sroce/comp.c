@@ -81,16 +81,9 @@ static enum ib_wc_opcode sroce_wc_opcode(u32 wr_opcode)
 static int sroce_comp_one(struct sroce_qp *qp, enum ib_wc_status status)
 {
 	struct sroce_swqe *w = sroce_swqe(qp, qp->sq.cons);
-	struct sroce_wc wc = {
-		.wr_id = w->wr_id,
-		.status = status,
-		.opcode = sroce_wc_opcode(w->opcode),
-		.byte_len = w->length,
-		.qp_num = qp->ibqp.qp_num,
-	};
-	bool signal = status != IB_WC_SUCCESS || qp->sq_sig_all ||
-		      (w->flags & IB_SEND_SIGNALED);
+	struct sroce_wc wc;
 
+	lockdep_assert_held(&qp->sq_lock);
 	if (sroce_wr_waits(w->opcode))
 		qp->rd_outstanding -= w->rd_reqs - w->rd_answered;
 	if (qp->req_cur == qp->sq.cons) {
@@ -99,7 +92,18 @@ static int sroce_comp_one(struct sroce_qp *qp, enum ib_wc_status status)
 	}
 	qp->sq.cons = sroce_q_next(qp->sq.cons, qp->sq.index_mask);
 	sroce_queue_publish_cons(&qp->sq);
-	return signal ? sroce_complete(qp, qp->ibqp.send_cq, &wc, false) : 0;
+	/* w is the shadow copy: only sroce_req_fetch(), under sq_lock, reuses it. */
+	if (status == IB_WC_SUCCESS && !qp->sq_sig_all &&
+	    !(w->flags & IB_SEND_SIGNALED))
+		return 0;
+	wc = (struct sroce_wc){
+		.wr_id = w->wr_id,
+		.status = status,
+		.opcode = sroce_wc_opcode(w->opcode),
+		.byte_len = w->length,
+		.qp_num = qp->ibqp.qp_num,
+	};
+	return sroce_complete(qp, qp->ibqp.send_cq, &wc, false);
 }
 
 /* Complete the oldest WQE in error; the caller then calls sroce_qp_error(). */

@@ -875,6 +875,14 @@ static void sroce_udp_close(struct socket **sock)
 	*sock = NULL;
 }
 
+/* Close a namespace's sockets (none open is fine). */
+static void sroce_net_release(struct sroce_net *sn)
+{
+	lockdep_assert_held(&sroce_net_mutex);
+	sroce_udp_close(&sn->sk6);
+	sroce_udp_close(&sn->sk4);
+}
+
 static int sroce_net_open(struct net *net, struct sroce_net *sn)
 {
 	struct socket *s;
@@ -936,10 +944,8 @@ struct sroce_net *sroce_net_get(struct net *net)
 void sroce_net_put(struct sroce_net *sn)
 {
 	mutex_lock(&sroce_net_mutex);
-	if (!WARN_ON(!sn->users) && !--sn->users) {
-		sroce_udp_close(&sn->sk6);
-		sroce_udp_close(&sn->sk4);
-	}
+	if (!WARN_ON(!sn->users) && !--sn->users)
+		sroce_net_release(sn);
 	mutex_unlock(&sroce_net_mutex);
 }
 
@@ -956,7 +962,6 @@ void sroce_net_close(struct net *net)
 
 	mutex_lock(&sroce_net_mutex);
 	WARN_ON(sn->users);
-	sroce_udp_close(&sn->sk6);
-	sroce_udp_close(&sn->sk4);
+	sroce_net_release(sn);
 	mutex_unlock(&sroce_net_mutex);
 }
