@@ -21,8 +21,6 @@
 #include <rdma/rdma_netlink.h>
 
 #include "sroce.h"
-#define CREATE_TRACE_POINTS
-#include "trace.h"
 #include <sroce/wire.h>
 
 static LIST_HEAD(sroce_devs);
@@ -102,7 +100,7 @@ static struct sroce_dev *sroce_find_locked(struct net_device *ndev)
 }
 
 /* The one place that releases what sroce_newlink() took. */
-void sroce_dealloc_driver(struct ib_device *ib)
+static void sroce_dealloc_driver(struct ib_device *ib)
 {
 	struct sroce_dev *sdev = to_sdev(ib);
 
@@ -129,6 +127,16 @@ void sroce_dealloc_driver(struct ib_device *ib)
  */
 static struct lock_class_key sroce_mr_xa_key, sroce_ah_xa_key,
 			     sroce_qp_xa_key, sroce_mw_xa_key;
+
+/*
+ * The device's lifetime, here with what it frees; the verbs are verbs.c's
+ * (sroce_register()). THIS_MODULE as owner is also how
+ * sroce_dev_get_by_netdev() tells a sroce device from an rdma_rxe one.
+ */
+static const struct ib_device_ops sroce_life_ops = {
+	.owner = THIS_MODULE,
+	.dealloc_driver = sroce_dealloc_driver,
+};
 
 /*
  * The device takes over the use of @sn (sroce_dealloc_driver() releases
@@ -182,6 +190,8 @@ static struct sroce_dev *sroce_alloc(struct net_device *ndev,
 	hash_init(sdev->mcg_hash);
 	sdev->port_state = IB_PORT_DOWN;
 	sroce_port_update(sdev);
+	/* Only now: from here ib_dealloc_device() undoes all of the above. */
+	ib_set_device_ops(&sdev->ib, &sroce_life_ops);
 	return sdev;
 }
 
@@ -372,11 +382,12 @@ static struct pernet_operations sroce_net_ops = {
 /* init_net's sockets, bound at load: rdma_rxe holding the port fails it. */
 static struct sroce_net *sroce_init_net_pin;
 
-static int sroce_net_init(void)
+static int __init sroce_net_init(void)
 {
 	struct sroce_net *sn;
 	int err;
 
+	sroce_net_set_rx(sroce_rcv);
 	err = register_pernet_subsys(&sroce_net_ops);
 	if (err)
 		return err;

@@ -11,9 +11,9 @@
  * holds for rdma_rxe. Another namespace's pair is bound by its first
  * device and closed with its last, freeing the port there.
  *
- * Receive runs in softirq from udp's encap_rcv. Every header field is
- * bounds-checked before it is used, and a packet whose ICRC is wrong is
- * counted and dropped before anything acts on it.
+ * Receive runs in softirq from udp's encap_rcv, which finds the device
+ * and hands the packet to the receive stage (rx.c). This file also builds,
+ * routes and sends the stages' packets and checks received ICRCs.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -38,6 +38,22 @@ unsigned int sroce_net_id;
 /* users and the socket pointers' changes; taken alone, never under rtnl. */
 static DEFINE_MUTEX(sroce_net_mutex);
 
+/*
+ * The receive stage (rx.c's sroce_rcv()), given once at load: a packet
+ * from the socket or from a local transmit goes up through it, and this
+ * file, which every stage sends through, depends on none of them.
+ */
+static sroce_rx_fn sroce_rx_handler __ro_after_init;
+
+/**
+ * sroce_net_set_rx() - name the receive stage, before any socket opens
+ * @rx: what takes each packet received
+ */
+void __init sroce_net_set_rx(sroce_rx_fn rx)
+{
+	sroce_rx_handler = rx;
+}
+
 /**
  * sroce_dev_get_by_netdev() - the sroce device bound to a netdev
  * @ndev: netdev
@@ -54,7 +70,7 @@ struct sroce_dev *sroce_dev_get_by_netdev(struct net_device *ndev)
 	if (!ib)
 		return NULL;
 	/* rdma_rxe shares the driver id; never mistake its device for ours. */
-	if (ib->ops.dealloc_driver != sroce_dealloc_driver) {
+	if (ib->ops.owner != THIS_MODULE) {
 		ib_device_put(ib);
 		return NULL;
 	}
@@ -262,16 +278,6 @@ bool sroce_pkt_icrc_placed(struct sroce_pkt *pkt, u32 crc)
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_pkt_icrc_placed);
 
-/*
- * The P_Key table holds the default key alone, a full member: a packet's
- * key matches it when their low 15 bits agree (IBTA 10.9.3), whatever the
- * packet's membership bit says.
- */
-static bool sroce_pkey_ok(u16 pkey)
-{
-	return (pkey & 0x7fff) == (SROCE_DEFAULT_PKEY & 0x7fff);
-}
-
 static bool sroce_av_ipv6(const struct rxe_av *av)
 {
 	return av->network_type == RXE_NETWORK_TYPE_IPV6;
@@ -319,173 +325,6 @@ bool sroce_pkt_from_peer(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	return false;
 }
 
-static bool sroce_is_response(u8 opcode)
-{
-	switch (opcode & SROCE_OP_MASK) {
-	case SROCE_OP_READ_RESP_FIRST:
-	case SROCE_OP_READ_RESP_MIDDLE:
-	case SROCE_OP_READ_RESP_LAST:
-	case SROCE_OP_READ_RESP_ONLY:
-	case SROCE_OP_ACK:
-	case SROCE_OP_ATOMIC_ACK:
-		return true;
-	}
-	return false;
-}
-
-/*
- * Parse the BTH and extension headers of a packet whose UDP header is at
- * skb->data. Every length is checked against the packet before use.
- */
-static bool sroce_parse(struct sk_buff *skb, struct sroce_pkt *pkt)
-{
-	unsigned int udpl = sizeof(struct udphdr), hlen, len = skb->len;
-	struct sroce_bth bth;
-	const u8 *p;
-
-	if (!pskb_may_pull(skb, udpl + sizeof(bth)))
-		return false;
-	memcpy(&bth, skb->data + udpl, sizeof(bth));
-	pkt->opcode = sroce_bth_opcode(&bth);
-	pkt->hdrs = sroce_opcode_hdrs(pkt->opcode);
-	hlen = sroce_opcode_hdr_len(pkt->opcode);
-	if (!hlen || sroce_bth_tver(&bth))
-		return false;
-	pkt->padlen = sroce_bth_pad(&bth);
-	if (len < udpl + hlen + pkt->padlen + SROCE_ICRC_LEN)
-		return false;
-	if (!pskb_may_pull(skb, udpl + hlen))
-		return false;
-	pkt->skb = skb;
-	pkt->psn = sroce_bth_psn(&bth);
-	pkt->qpn = sroce_bth_qpn(&bth);
-	pkt->pkey = sroce_bth_pkey(&bth);
-	pkt->ackreq = sroce_bth_ackreq(&bth);
-	pkt->se = sroce_bth_se(&bth);
-	pkt->payoff = udpl + hlen;
-	pkt->paylen = len - pkt->payoff - pkt->padlen - SROCE_ICRC_LEN;
-	if (pkt->paylen && !(pkt->hdrs & SROCE_HDR_PAYLOAD))
-		return false;
-
-	/* Extension headers in wire order (IBTA table 38). */
-	p = skb->data + udpl + sizeof(bth);
-	if (pkt->hdrs & SROCE_HDR_FETH) {
-		memcpy(&pkt->feth, p, sizeof(pkt->feth));
-		p += sizeof(pkt->feth);
-	}
-	if (pkt->hdrs & SROCE_HDR_RETH) {
-		memcpy(&pkt->reth, p, sizeof(pkt->reth));
-		p += sizeof(pkt->reth);
-	}
-	if (pkt->hdrs & SROCE_HDR_ATMETH) {
-		memcpy(&pkt->atmeth, p, sizeof(pkt->atmeth));
-		p += sizeof(pkt->atmeth);
-	}
-	if (pkt->hdrs & SROCE_HDR_AETH) {
-		memcpy(&pkt->aeth, p, sizeof(pkt->aeth));
-		p += sizeof(pkt->aeth);
-	}
-	if (pkt->hdrs & SROCE_HDR_ATMACK) {
-		memcpy(&pkt->atmack, p, sizeof(pkt->atmack));
-		p += sizeof(pkt->atmack);
-	}
-	if (pkt->hdrs & SROCE_HDR_DETH) {
-		memcpy(&pkt->deth, p, sizeof(pkt->deth));
-		p += sizeof(pkt->deth);
-	}
-	if (pkt->hdrs & SROCE_HDR_IMM) {
-		memcpy(&pkt->imm, p, sizeof(pkt->imm));
-		p += sizeof(pkt->imm);
-	}
-	if (pkt->hdrs & SROCE_HDR_IETH)
-		pkt->ieth = get_unaligned_be32(p);
-	return true;
-}
-
-/**
- * sroce_rcv() - process one RoCEv2 packet for a device
- * @sdev: the device it arrived on
- * @skb: the packet, skb->data at the UDP header; consumed
- * @local: handed over by a local QP, not from the wire: no ICRC to check
- *
- * Called with BHs off (softirq, or a local transmit).
- */
-void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool local)
-{
-	unsigned int len = skb->len;
-	struct sroce_pkt pkt;
-	struct sroce_qp *qp;
-
-	if (!sroce_parse(skb, &pkt)) {
-		sroce_count(sdev, !local && sroce_rx_corrupt(skb) ?
-			    SROCE_CNT_RX_ICRC_ERR : SROCE_CNT_RX_DROP_MALFORMED,
-			    1);
-		goto drop;
-	}
-	trace_sroce_rx(sdev, (void *)(skb->data + sizeof(struct udphdr)),
-		       skb->len - sizeof(struct udphdr));
-	pkt.sdev = sdev;
-	pkt.icrc_todo = false;
-	if (!local && !sroce_pkt_icrc_begin(skb, &pkt)) {
-		sroce_count(sdev, SROCE_CNT_RX_ICRC_ERR, 1);
-		goto drop;
-	}
-
-	if (!sroce_pkey_ok(pkt.pkey)) {
-		if (sroce_pkt_icrc_ok(&pkt))
-			sroce_count(sdev, SROCE_CNT_RX_DROP_PKEY, 1);
-		goto drop;
-	}
-
-	/* Multicast: checked once here, then copied to every member. */
-	if (pkt.qpn == SROCE_MCAST_QPN) {
-		if ((pkt.opcode & SROCE_TR_MASK) != SROCE_TR_UD) {
-			if (sroce_pkt_icrc_ok(&pkt))
-				sroce_count(sdev, SROCE_CNT_RX_DROP_MALFORMED, 1);
-		} else if (sroce_pkt_icrc_ok(&pkt) &&
-			   !sroce_mcast_rcv(sdev, &pkt)) {
-			sroce_count(sdev, SROCE_CNT_RX_DROP_NO_QP, 1);
-		}
-		goto drop;
-	}
-	qp = sroce_qp_get(sdev, pkt.qpn);
-	if (!qp) {
-		if (sroce_pkt_icrc_ok(&pkt))
-			sroce_count(sdev, SROCE_CNT_RX_DROP_NO_QP, 1);
-		goto drop;
-	}
-	/* The QP's from here: in its counter when it is bound to one. */
-	sroce_qp_count_pkt(qp, false, len);
-	if ((pkt.opcode & SROCE_TR_MASK) == SROCE_TR_UD &&
-	    sroce_qp_is_ud(qp)) {
-		sroce_resp_ud(qp, &pkt);
-	} else if ((pkt.opcode & SROCE_TR_MASK) == SROCE_TR_UC &&
-		   qp->ibqp.qp_type == IB_QPT_UC) {
-		sroce_resp_uc(qp, &pkt);
-	} else if ((pkt.opcode & SROCE_TR_MASK) != SROCE_TR_RC ||
-		   qp->ibqp.qp_type != IB_QPT_RC) {
-		if (sroce_pkt_icrc_ok(&pkt))
-			sroce_qp_count(qp, SROCE_CNT_RX_DROP_MALFORMED, 1);
-	} else if (sroce_is_response(pkt.opcode)) {
-		sroce_comp_rcv(qp, &pkt);
-	} else {
-		sroce_resp_rcv(qp, &pkt);
-	}
-	sroce_qp_put(qp);
-	/*
-	 * The handlers check the ICRC before they act on a packet; one they
-	 * dropped unchecked is checked here, so a corrupt packet is counted
-	 * as such whatever else was wrong with it.
-	 */
-	sroce_pkt_icrc_ok(&pkt);
-	kfree_skb(skb);
-	return;
-drop:
-	sroce_count(sdev, SROCE_CNT_RX_PKTS, 1);
-	sroce_count(sdev, SROCE_CNT_RX_BYTES, len);
-	kfree_skb(skb);
-}
-
 /*
  * The device a packet that arrived on (or is addressed to) @ndev belongs
  * to: a VLAN netdev's packets are its real device's, whose GID table holds
@@ -515,7 +354,7 @@ static int sroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 		kfree_skb(skb);
 		return 0;
 	}
-	sroce_rcv(sdev, skb, false);
+	sroce_rx_handler(sdev, skb, false);
 	ib_device_put(&sdev->ib);
 	return 0;
 }
@@ -788,7 +627,7 @@ int sroce_pkt_xmit(struct sroce_qp *qp, struct sk_buff *skb)
 		skb_dst_drop(skb);
 		skb_pull(skb, ipl);
 		local_bh_disable();
-		sroce_rcv(peer, skb, true);
+		sroce_rx_handler(peer, skb, true);
 		local_bh_enable();
 		rcu_read_unlock();
 		ib_device_put(&peer->ib);

@@ -726,16 +726,16 @@ struct sroce_copy {
 /* main.c */
 enum ib_mtu sroce_mtu_from_netdev(unsigned int ndev_mtu);
 void sroce_port_update(struct sroce_dev *sdev);
-void sroce_dealloc_driver(struct ib_device *ib);
 
 /* verbs.c */
 int sroce_register(struct sroce_dev *sdev, const char *name);
-int sroce_res_get(struct sroce_dev *sdev, enum sroce_res r);
-void sroce_res_put(struct sroce_dev *sdev, enum sroce_res r);
 u64 sroce_counter_read(struct sroce_dev *sdev, enum sroce_counter c);
 int sroce_counter_bind_qp(struct rdma_counter *counter, struct ib_qp *ibqp);
 int sroce_counter_unbind_qp(struct ib_qp *ibqp);
 
+/* res.c */
+int sroce_res_get(struct sroce_dev *sdev, enum sroce_res r);
+void sroce_res_put(struct sroce_dev *sdev, enum sroce_res r);
 /* One driver attribute of `rdma resource -dd`: a u32 of a snapshot struct. */
 struct sroce_res_field {
 	const char	*name;
@@ -927,6 +927,9 @@ u32 sroce_icrc_hdr(const void *l3, bool ipv6);
 u32 sroce_icrc_packet(const void *l3, bool ipv6, size_t len);
 
 /* net.c */
+typedef void (*sroce_rx_fn)(struct sroce_dev *sdev, struct sk_buff *skb,
+			    bool local);
+void sroce_net_set_rx(sroce_rx_fn rx);
 /* A network namespace's sockets, shared by its devices. */
 struct sroce_net {
 	struct socket	*sk4;
@@ -944,13 +947,15 @@ struct sk_buff *sroce_pkt_alloc(struct sroce_qp *qp, const struct rxe_av *av,
 int sroce_pkt_xmit(struct sroce_qp *qp, struct sk_buff *skb);
 u32 sroce_pkt_icrc_start(struct sk_buff *skb, const u8 *end);
 void sroce_pkt_icrc_end(struct sk_buff *skb, u32 crc, unsigned int pad);
-void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool local);
 bool sroce_pkt_icrc_begin(struct sk_buff *skb, struct sroce_pkt *pkt);
 bool sroce_rx_corrupt(struct sk_buff *skb);
 bool sroce_pkt_icrc_ok(struct sroce_pkt *pkt);
 bool sroce_pkt_from_peer(struct sroce_qp *qp, struct sroce_pkt *pkt);
 u32 *sroce_pkt_icrc_copy(struct sroce_pkt *pkt, u32 *crc);
 bool sroce_pkt_icrc_placed(struct sroce_pkt *pkt, u32 crc);
+
+/* rx.c */
+void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool local);
 
 /* qp.c */
 int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,

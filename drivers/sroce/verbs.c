@@ -9,37 +9,6 @@
 
 #include "sroce.h"
 
-static const u32 sroce_res_max[SROCE_RES_NUM] = {
-	[SROCE_RES_PD]		= SROCE_MAX_PD,
-	[SROCE_RES_CQ]		= SROCE_MAX_CQ,
-	[SROCE_RES_MR]		= SROCE_MAX_MR,
-	[SROCE_RES_AH]		= SROCE_MAX_AH,
-	[SROCE_RES_QP]		= SROCE_MAX_QP,
-	[SROCE_RES_SRQ]		= SROCE_MAX_SRQ,
-	[SROCE_RES_MW]		= SROCE_MAX_MW,
-};
-
-/**
- * sroce_res_get() - count one more object against the device limit
- * @sdev: device
- * @r: object type
- *
- * Return: 0, or -ENOMEM when the device already has the maximum.
- */
-int sroce_res_get(struct sroce_dev *sdev, enum sroce_res r)
-{
-	if (atomic_inc_return(&sdev->res[r]) > sroce_res_max[r]) {
-		atomic_dec(&sdev->res[r]);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-void sroce_res_put(struct sroce_dev *sdev, enum sroce_res r)
-{
-	atomic_dec(&sdev->res[r]);
-}
-
 static int sroce_query_device(struct ib_device *ib, struct ib_device_attr *a,
 			      struct ib_udata *udata)
 {
@@ -277,42 +246,6 @@ static const struct attribute_group sroce_attr_group = {
 };
 
 /**
- * sroce_fill_res() - driver attributes for ``rdma resource show ... -dd``
- * @msg: the netlink message ib_core builds
- * @kind: a string attribute "kind" to put first, or NULL
- * @f: the fields, each a u32 of @snap shown in hex or decimal
- * @n: how many
- * @snap: the object's state, copied under its locks by the caller
- *
- * Return: 0, or -EMSGSIZE when the message is full.
- */
-int sroce_fill_res(struct sk_buff *msg, const char *kind,
-		   const struct sroce_res_field *f, unsigned int n,
-		   const void *snap)
-{
-	struct nlattr *nest;
-	unsigned int i;
-
-	nest = nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
-	if (!nest)
-		return -EMSGSIZE;
-	if (kind && rdma_nl_put_driver_string(msg, "kind", kind))
-		goto full;
-	for (i = 0; i < n; i++) {
-		u32 v = *(const u32 *)((const u8 *)snap + f[i].off);
-
-		if (f[i].hex ? rdma_nl_put_driver_u32_hex(msg, f[i].name, v) :
-		    rdma_nl_put_driver_u32(msg, f[i].name, v))
-			goto full;
-	}
-	nla_nest_end(msg, nest);
-	return 0;
-full:
-	nla_nest_cancel(msg, nest);
-	return -EMSGSIZE;
-}
-
-/**
  * sroce_counter_read() - a device counter, summed over the CPUs
  * @sdev: the device
  * @c: the counter
@@ -498,7 +431,6 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.create_cq = sroce_op_create_cq,
 	.create_qp = sroce_create_qp,
 	.create_srq = sroce_create_srq,
-	.dealloc_driver = sroce_dealloc_driver,
 	.dealloc_mw = sroce_dealloc_mw,
 	.dealloc_pd = sroce_dealloc_pd,
 	.dealloc_ucontext = sroce_dealloc_ucontext,
