@@ -222,64 +222,20 @@ struct sroce_mr *sroce_mr_get_for(struct ib_pd *pd, u32 key, u64 va, u32 len,
 	return mr;
 }
 
-/*
- * The MR behind an rkey @qp received, held, with *@err as above: an MR's
- * key, or a memory window's, which resolves to the MR it is bound to.
- */
-static struct sroce_mr *sroce_rkey_get(struct sroce_qp *qp, u32 rkey, u64 va,
-				       u32 len, int need, int *err)
-{
-	if (sroce_key_is_mw(rkey))
-		return sroce_mw_get_mr(qp, rkey, va, len, need, err);
-	return sroce_mr_get_for(qp->ibqp.pd, rkey, va, len, need, err);
-}
-
 /**
- * sroce_rkey_check() - may @qp use @rkey for @need on [@va, @va + @len)
- * @qp: the responder's QP
- * @rkey: an MR's or a memory window's rkey
+ * sroce_mr_copy_put() - copy between a looked-up MR and @c, and let it go
+ * @mr: the MR, held; or NULL (an unknown key)
  * @va: first address
- * @len: bytes; 0 is always allowed
- * @need: IB_ACCESS_REMOTE_* rights
+ * @len: bytes
+ * @err: the lookup's check of [@va, @va + @len): nothing is copied unless 0
+ * @c: the other side of the copy
  *
- * Return: 0, or -EACCES / -ERANGE (an unknown key is -EACCES).
+ * Return: 0; @err; -EINVAL without @mr; for an ODP MR -EAGAIN while its
+ * pages are faulted in (-ENOMEM when that could not even be asked for),
+ * then -EACCES if that failed.
  */
-int sroce_rkey_check(struct sroce_qp *qp, u32 rkey, u64 va, u32 len, int need)
-{
-	if (!len)
-		return 0;
-	return sroce_rkey_rights(qp, rkey, va, len, need);
-}
-
-/**
- * sroce_rkey_rights() - sroce_rkey_check(), with the key checked at length 0
- * @qp: the responder's QP
- * @rkey: an MR's or a memory window's rkey
- * @va: first address
- * @len: bytes; 0 checks the key and the rights, no range
- * @need: IB_ACCESS_* rights
- *
- * Return: 0, or -EACCES / -ERANGE (an unknown key is -EACCES).
- */
-int sroce_rkey_rights(struct sroce_qp *qp, u32 rkey, u64 va, u32 len, int need)
-{
-	struct sroce_mr *mr;
-	int err;
-
-	mr = sroce_rkey_get(qp, rkey, va, len, need, &err);
-	if (!mr)
-		return -EACCES;
-	sroce_mr_put(mr);
-	return err;
-}
-
-/*
- * Copy between @mr (held, with *@err its check) and @c unless the check
- * failed, and let @mr go. Return: the check's error, or the copy's (ODP:
- * -EAGAIN while pages are faulted in); -EINVAL without @mr.
- */
-static int sroce_mr_xfer_put(struct sroce_mr *mr, u64 va, u32 len, int err,
-			     struct sroce_copy *c)
+int sroce_mr_copy_put(struct sroce_mr *mr, u64 va, u32 len, int err,
+		      struct sroce_copy *c)
 {
 	if (!mr)
 		return -EINVAL;
@@ -289,37 +245,14 @@ static int sroce_mr_xfer_put(struct sroce_mr *mr, u64 va, u32 len, int err,
 	return err;
 }
 
-/**
- * sroce_mr_copy_rkey() - copy between the memory an rkey names and a packet
- * @qp: the QP the rkey arrived on; the MR or window must allow it
- * @rkey: an MR's or a memory window's rkey
- * @va: first address
- * @len: bytes
- * @need: IB_ACCESS_REMOTE_* rights the access needs
- * @c: the other side of the copy
- *
- * Return: 0; -EINVAL for an unknown key, -EACCES for a foreign PD or QP or
- * a missing right, -ERANGE when out of bounds; for an ODP MR -EAGAIN while
- * its pages are faulted in (-ENOMEM when that could not even be asked
- * for), then -EACCES if that failed. Nothing is copied on error.
- */
-int sroce_mr_copy_rkey(struct sroce_qp *qp, u32 rkey, u64 va, u32 len,
-		       int need, struct sroce_copy *c)
-{
-	int err = 0;
-	struct sroce_mr *mr = sroce_rkey_get(qp, rkey, va, len, need, &err);
-
-	return sroce_mr_xfer_put(mr, va, len, err, c);
-}
-
-/* The same for an lkey of @pd: never a window's key. */
+/* Copy between the memory an lkey of @pd names and @c: never a window's. */
 static int sroce_mr_copy_lkey(struct ib_pd *pd, u32 lkey, u64 va, u32 len,
 			      int need, struct sroce_copy *c)
 {
 	int err = 0;
 	struct sroce_mr *mr = sroce_mr_get_for(pd, lkey, va, len, need, &err);
 
-	return sroce_mr_xfer_put(mr, va, len, err, c);
+	return sroce_mr_copy_put(mr, va, len, err, c);
 }
 
 /**
@@ -384,31 +317,24 @@ static int sroce_mr_atomic_word(struct sroce_mr *mr, u64 va, u8 op, u64 a,
 }
 
 /**
- * sroce_mr_atomic() - an 8-byte atomic operation on the memory an rkey names
- * @qp: the QP the request arrived on
- * @rkey: an MR's or a memory window's rkey
+ * sroce_mr_atomic_put() - an 8-byte atomic operation on a looked-up MR
+ * @mr: the MR, held, let go here; or NULL (an unknown key)
+ * @err: the lookup's check of the word: nothing is done unless 0
+ * @qp: the QP the request arrived on (ODP: no QP is resumed, see below)
  * @va: the address, 8-byte aligned
- * @op: as for sroce_atomic_op(); ATOMIC WRITE needs remote write, the
- *	others remote atomic access
+ * @op: as for sroce_atomic_op()
  * @a: as for sroce_atomic_op()
  * @b: as for sroce_atomic_op()
  * @orig: set to the word before
  *
- * Return: 0; -EINVAL for an unknown key, -EACCES, -ERANGE, -EAGAIN or
- * -ENOMEM as for sroce_mr_copy_rkey() (an ODP fault is resolved with no
- * QP to resume: the caller sends an RNR NAK), -EFAULT when the word is
- * not 8-byte aligned in memory (an MR whose iova and pages disagree in
- * their low bits).
+ * Return: 0; @err; -EINVAL without @mr; -EAGAIN or -ENOMEM as for
+ * sroce_mr_copy_put() (an ODP fault is resolved with no QP to resume: the
+ * caller sends an RNR NAK); -EFAULT when the word is not 8-byte aligned in
+ * memory (an MR whose iova and pages disagree in their low bits).
  */
-int sroce_mr_atomic(struct sroce_qp *qp, u32 rkey, u64 va, u8 op, u64 a,
-		    u64 b, u64 *orig)
+int sroce_mr_atomic_put(struct sroce_mr *mr, int err, struct sroce_qp *qp,
+			u64 va, u8 op, u64 a, u64 b, u64 *orig)
 {
-	int need = op == SROCE_OP_ATOMIC_WRITE ? IB_ACCESS_REMOTE_WRITE :
-						 IB_ACCESS_REMOTE_ATOMIC;
-	struct sroce_mr *mr;
-	int err;
-
-	mr = sroce_rkey_get(qp, rkey, va, sizeof(u64), need, &err);
 	if (!mr)
 		return -EINVAL;
 	if (err)
@@ -443,7 +369,7 @@ out:
  * @c: the other side
  *
  * Return: 0, or the error of the first SGE that fails (see
- * sroce_mr_copy_rkey()); -ERANGE when the list is shorter than asked.
+ * sroce_mr_copy_put()); -ERANGE when the list is shorter than asked.
  * Window keys are never lkeys: they are unknown here.
  */
 int sroce_sge_copy(struct ib_pd *pd, const struct ib_sge *sge, u32 num_sge,
@@ -482,7 +408,7 @@ int sroce_sge_copy(struct ib_pd *pd, const struct ib_sge *sge, u32 num_sge,
  * request goes out avoids that in the common case. Only a check: a bad
  * SGE is left for the placement to report.
  *
- * Return: 0, or -EAGAIN, -ENOMEM or -EACCES as for sroce_mr_copy_rkey().
+ * Return: 0, or -EAGAIN, -ENOMEM or -EACCES as for sroce_mr_copy_put().
  */
 int sroce_sge_prefault(struct sroce_qp *qp, const struct ib_sge *sge,
 		       u32 num_sge, u32 len)

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Memory windows, types 1 and 2 (IBTA 10.6.7): allocation, binding through
- * a send WQE, remote access through a window's rkey, and invalidation.
+ * a send WQE, remote access through a window's rkey, and invalidation; and
+ * every rkey a QP receives resolved to its MR, through a window or not
+ * (sroce_rkey_*()), so that mr.c never looks up a window.
  *
  * A window's rkey is (index << 8) | key8 like an MR's, with the index in
  * the upper half of the index space (see SROCE_MIN_MW_INDEX). A binding
@@ -18,6 +20,7 @@
 #include <linux/slab.h>
 
 #include "sroce.h"
+#include <sroce/wire.h>
 
 /*
  * The rights a window may grant. LOCAL_WRITE means nothing for a window
@@ -213,7 +216,7 @@ out:
 	return err;
 }
 
-/**
+/*
  * sroce_mw_get_mr() - the MR behind a window's rkey, for remote access
  * @qp: the QP the rkey arrived on
  * @rkey: the window's rkey
@@ -226,8 +229,8 @@ out:
  * Return: the MR, held (sroce_mr_put()), or NULL when the key names no
  * bound window (unknown, stale, invalidated).
  */
-struct sroce_mr *sroce_mw_get_mr(struct sroce_qp *qp, u32 rkey, u64 va,
-				 u64 len, int need, int *err)
+static struct sroce_mr *sroce_mw_get_mr(struct sroce_qp *qp, u32 rkey,
+					u64 va, u64 len, int need, int *err)
 {
 	struct sroce_mr *mr = NULL;
 	struct sroce_mw *mw;
@@ -259,6 +262,104 @@ struct sroce_mr *sroce_mw_get_mr(struct sroce_qp *qp, u32 rkey, u64 va,
 out:
 	rcu_read_unlock();
 	return mr;
+}
+
+/*
+ * The MR behind an rkey @qp received, held, with *@err as above: an MR's
+ * key, or a memory window's, which resolves to the MR it is bound to.
+ */
+static struct sroce_mr *sroce_rkey_get(struct sroce_qp *qp, u32 rkey, u64 va,
+				       u32 len, int need, int *err)
+{
+	if (sroce_key_is_mw(rkey))
+		return sroce_mw_get_mr(qp, rkey, va, len, need, err);
+	return sroce_mr_get_for(qp->ibqp.pd, rkey, va, len, need, err);
+}
+
+/**
+ * sroce_rkey_check() - may @qp use @rkey for @need on [@va, @va + @len)
+ * @qp: the responder's QP
+ * @rkey: an MR's or a memory window's rkey
+ * @va: first address
+ * @len: bytes; 0 is always allowed
+ * @need: IB_ACCESS_REMOTE_* rights
+ *
+ * Return: 0, or -EACCES / -ERANGE (an unknown key is -EACCES).
+ */
+int sroce_rkey_check(struct sroce_qp *qp, u32 rkey, u64 va, u32 len, int need)
+{
+	if (!len)
+		return 0;
+	return sroce_rkey_rights(qp, rkey, va, len, need);
+}
+
+/**
+ * sroce_rkey_rights() - sroce_rkey_check(), with the key checked at length 0
+ * @qp: the responder's QP
+ * @rkey: an MR's or a memory window's rkey
+ * @va: first address
+ * @len: bytes; 0 checks the key and the rights, no range
+ * @need: IB_ACCESS_* rights
+ *
+ * Return: 0, or -EACCES / -ERANGE (an unknown key is -EACCES).
+ */
+int sroce_rkey_rights(struct sroce_qp *qp, u32 rkey, u64 va, u32 len, int need)
+{
+	struct sroce_mr *mr;
+	int err;
+
+	mr = sroce_rkey_get(qp, rkey, va, len, need, &err);
+	if (!mr)
+		return -EACCES;
+	sroce_mr_put(mr);
+	return err;
+}
+
+/**
+ * sroce_rkey_copy() - copy between the memory an rkey names and a packet
+ * @qp: the QP the rkey arrived on; the MR or window must allow it
+ * @rkey: an MR's or a memory window's rkey
+ * @va: first address
+ * @len: bytes
+ * @need: IB_ACCESS_REMOTE_* rights the access needs
+ * @c: the other side of the copy
+ *
+ * Return: as sroce_mr_copy_put(); -EINVAL for an unknown key, -EACCES for
+ * a foreign PD or QP or a missing right, -ERANGE when out of bounds.
+ * Nothing is copied on error.
+ */
+int sroce_rkey_copy(struct sroce_qp *qp, u32 rkey, u64 va, u32 len,
+		    int need, struct sroce_copy *c)
+{
+	int err = 0;
+	struct sroce_mr *mr = sroce_rkey_get(qp, rkey, va, len, need, &err);
+
+	return sroce_mr_copy_put(mr, va, len, err, c);
+}
+
+/**
+ * sroce_rkey_atomic() - an 8-byte atomic operation on the memory an rkey names
+ * @qp: the QP the request arrived on
+ * @rkey: an MR's or a memory window's rkey
+ * @va: the address, 8-byte aligned
+ * @op: as for sroce_atomic_op(); ATOMIC WRITE needs remote write, the
+ *	others remote atomic access
+ * @a: as for sroce_atomic_op()
+ * @b: as for sroce_atomic_op()
+ * @orig: set to the word before
+ *
+ * Return: as sroce_mr_atomic_put(), with the errors of sroce_rkey_copy().
+ */
+int sroce_rkey_atomic(struct sroce_qp *qp, u32 rkey, u64 va, u8 op, u64 a,
+		      u64 b, u64 *orig)
+{
+	int need = op == SROCE_OP_ATOMIC_WRITE ? IB_ACCESS_REMOTE_WRITE :
+						 IB_ACCESS_REMOTE_ATOMIC;
+	struct sroce_mr *mr;
+	int err = 0;
+
+	mr = sroce_rkey_get(qp, rkey, va, sizeof(u64), need, &err);
+	return sroce_mr_atomic_put(mr, err, qp, va, op, a, b, orig);
 }
 
 /**

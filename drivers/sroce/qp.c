@@ -1035,21 +1035,6 @@ int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 			      ARRAY_SIZE(sroce_qp_res_fields), &r);
 }
 
-/* A kernel consumer's SGE list in the ring's form. Return: total bytes. */
-u32 sroce_sge_to_ring(struct rxe_sge *dst, const struct ib_sge *src, int n)
-{
-	u32 len = 0;
-	int i;
-
-	for (i = 0; i < n; i++) {
-		dst[i].addr = src[i].addr;
-		dst[i].length = src[i].length;
-		dst[i].lkey = src[i].lkey;
-		len += src[i].length;
-	}
-	return len;
-}
-
 /* Write a kernel consumer's send WR into the SQ ring as the provider would. */
 static int sroce_post_one_send(struct sroce_qp *qp, const struct ib_send_wr *wr)
 {
@@ -1163,32 +1148,6 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	sroce_rq_err_kick(qp);
 	return err;
 }
-
-/**
- * sroce_rq_post_one() - write a kernel consumer's receive WR into a ring
- * @q: an RQ or SRQ ring the kernel produces into; caller holds its lock
- * @wr: the WR
- * @max_sge: SGEs a slot holds
- *
- * Return: 0, -ENOMEM when the ring is full, -EINVAL for too many SGEs.
- */
-int sroce_rq_post_one(struct sroce_queue *q, const struct ib_recv_wr *wr,
-		      u32 max_sge)
-{
-	struct rxe_recv_wqe *w;
-
-	if (sroce_q_next(q->prod, q->index_mask) == q->cons)
-		return -ENOMEM;
-	if (wr->num_sge > max_sge)
-		return -EINVAL;
-	w = sroce_queue_slot(q, q->prod);
-	w->wr_id = wr->wr_id;
-	w->dma.num_sge = wr->num_sge;
-	w->dma.length = sroce_sge_to_ring(w->dma.sge, wr->sg_list, wr->num_sge);
-	q->prod = sroce_q_next(q->prod, q->index_mask);
-	return 0;
-}
-EXPORT_SYMBOL_IF_KUNIT(sroce_rq_post_one);
 
 /* Kernel consumers' receive WRs go into the RQ ring like the provider's. */
 int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,

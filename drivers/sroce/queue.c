@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Rings shared with user space (SQ, RQ, SRQ, CQ): geometry, allocation,
- * index publication and the mmap machinery.
+ * index publication and the mmap machinery; and the receive WQE's slot
+ * format, the same in an RQ and an SRQ: a kernel consumer's WR written
+ * into a slot, a slot copied out and validated before it is used.
  *
  * The layout is the rxe provider's: a struct rxe_queue_buf header (geometry,
  * producer index and consumer index on their own cache lines) followed by
@@ -226,4 +228,73 @@ void sroce_mmap_free(struct rdma_user_mmap_entry *entry)
 
 	vfree(m->buf);
 	kfree(m);
+}
+
+/* A kernel consumer's SGE list in the ring's form. Return: total bytes. */
+u32 sroce_sge_to_ring(struct rxe_sge *dst, const struct ib_sge *src, int n)
+{
+	u32 len = 0;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		dst[i].addr = src[i].addr;
+		dst[i].length = src[i].length;
+		dst[i].lkey = src[i].lkey;
+		len += src[i].length;
+	}
+	return len;
+}
+
+/**
+ * sroce_rq_post_one() - write a kernel consumer's receive WR into a ring
+ * @q: an RQ or SRQ ring the kernel produces into; caller holds its lock
+ * @wr: the WR
+ * @max_sge: SGEs a slot holds
+ *
+ * Return: 0, -ENOMEM when the ring is full, -EINVAL for too many SGEs.
+ */
+int sroce_rq_post_one(struct sroce_queue *q, const struct ib_recv_wr *wr,
+		      u32 max_sge)
+{
+	struct rxe_recv_wqe *w;
+
+	if (sroce_q_next(q->prod, q->index_mask) == q->cons)
+		return -ENOMEM;
+	if (wr->num_sge > max_sge)
+		return -EINVAL;
+	w = sroce_queue_slot(q, q->prod);
+	w->wr_id = wr->wr_id;
+	w->dma.num_sge = wr->num_sge;
+	w->dma.length = sroce_sge_to_ring(w->dma.sge, wr->sg_list, wr->num_sge);
+	q->prod = sroce_q_next(q->prod, q->index_mask);
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_rq_post_one);
+
+/**
+ * sroce_rwqe_copy() - copy a receive WQE out of a ring slot and validate it
+ * @u: the slot, possibly shared with user space
+ * @r: the copy
+ * @max_sge: SGEs the ring's slots hold
+ *
+ * Return: 0, or -EINVAL for a WQE to complete in error (@r->wr_id is set).
+ */
+int sroce_rwqe_copy(const struct rxe_recv_wqe *u, struct sroce_rwqe *r,
+		    u32 max_sge)
+{
+	u32 num, i;
+	u64 sum = 0;
+
+	r->wr_id = READ_ONCE(u->wr_id);
+	num = READ_ONCE(u->dma.num_sge);
+	if (num > max_sge)
+		return -EINVAL;
+	memcpy(r->sge, u->dma.sge, num * sizeof(struct ib_sge));
+	for (i = 0; i < num; i++)
+		sum += r->sge[i].length;
+	if (sum > (1ULL << 31))
+		return -EINVAL;
+	r->num_sge = num;
+	r->length = sum;
+	return 0;
 }

@@ -163,34 +163,6 @@ static void sroce_resp_remember(struct sroce_qp *qp, u32 psn, u32 npkts,
 	qp->rd_hist_next = (qp->rd_hist_next + 1) % SROCE_MAX_QP_RD_ATOM;
 }
 
-/**
- * sroce_rwqe_copy() - copy a receive WQE out of a ring slot and validate it
- * @u: the slot, possibly shared with user space
- * @r: the copy
- * @max_sge: SGEs the ring's slots hold
- *
- * Return: 0, or -EINVAL for a WQE to complete in error (@r->wr_id is set).
- */
-int sroce_rwqe_copy(const struct rxe_recv_wqe *u, struct sroce_rwqe *r,
-		    u32 max_sge)
-{
-	u32 num, i;
-	u64 sum = 0;
-
-	r->wr_id = READ_ONCE(u->wr_id);
-	num = READ_ONCE(u->dma.num_sge);
-	if (num > max_sge)
-		return -EINVAL;
-	memcpy(r->sge, u->dma.sge, num * sizeof(struct ib_sge));
-	for (i = 0; i < num; i++)
-		sum += r->sge[i].length;
-	if (sum > (1ULL << 31))
-		return -EINVAL;
-	r->num_sge = num;
-	r->length = sum;
-	return 0;
-}
-
 /* Copy the next receive WQE out of the RQ or the SRQ into qp->rwqe. */
 static int sroce_resp_take_rwqe(struct sroce_qp *qp)
 {
@@ -453,9 +425,9 @@ static int sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	c.crc = sroce_pkt_icrc_copy(pkt, &crc);
 	if (pkt->paylen) {
 		/* Looked up per packet: a deregistered MR stops the write. */
-		err = sroce_mr_copy_rkey(qp, qp->wr_rkey,
-					 qp->wr_va + qp->rcv_off, pkt->paylen,
-					 IB_ACCESS_REMOTE_WRITE, &c);
+		err = sroce_rkey_copy(qp, qp->wr_rkey,
+				      qp->wr_va + qp->rcv_off, pkt->paylen,
+				      IB_ACCESS_REMOTE_WRITE, &c);
 		if (sroce_resp_odp_miss(err))
 			return sroce_pkt_icrc_ok(pkt) ? -EAGAIN : -EBADMSG;
 		if (err)
@@ -559,7 +531,7 @@ static int sroce_resp_atomic(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		*nak = SROCE_AETH_NAK_REM_ACC;
 		return -EACCES;
 	}
-	err = sroce_mr_atomic(qp, rkey, va, op, a, b, &j.va);
+	err = sroce_rkey_atomic(qp, rkey, va, op, a, b, &j.va);
 	if (sroce_resp_odp_miss(err))
 		return -EAGAIN;
 	if (err == -EFAULT)
@@ -1118,8 +1090,8 @@ static struct sk_buff *sroce_resp_read_pkt(struct sroce_qp *qp,
 	/* An ODP miss keeps the job; the fault runs the QP again. */
 	c.qp = qp;
 	c.kick = SROCE_ODP_KICK_RUN;
-	err = paylen ? sroce_mr_copy_rkey(qp, j->rkey, j->va + j->off, paylen,
-					  IB_ACCESS_REMOTE_READ, &c) : 0;
+	err = paylen ? sroce_rkey_copy(qp, j->rkey, j->va + j->off, paylen,
+				       IB_ACCESS_REMOTE_READ, &c) : 0;
 	if (err) {
 		kfree_skb(skb);
 		return sroce_resp_odp_miss(err) ? ERR_PTR(-EAGAIN) : NULL;

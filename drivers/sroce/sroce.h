@@ -764,6 +764,11 @@ void sroce_queue_publish_prod(struct sroce_queue *q);
 void sroce_queue_publish_cons(struct sroce_queue *q);
 int sroce_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
 void sroce_mmap_free(struct rdma_user_mmap_entry *entry);
+u32 sroce_sge_to_ring(struct rxe_sge *dst, const struct ib_sge *src, int n);
+int sroce_rq_post_one(struct sroce_queue *q, const struct ib_recv_wr *wr,
+		      u32 max_sge);
+int sroce_rwqe_copy(const struct rxe_recv_wqe *u, struct sroce_rwqe *r,
+		    u32 max_sge);
 
 static inline u32 sroce_q_count(u32 prod, u32 cons, u32 mask)
 {
@@ -837,14 +842,10 @@ int sroce_sge_prefault(struct sroce_qp *qp, const struct ib_sge *sge,
 struct sroce_mr *sroce_mr_get_for(struct ib_pd *pd, u32 key, u64 va, u32 len,
 				  int need, int *err);
 u64 sroce_atomic_op(u64 *p, u8 op, u64 a, u64 b);
-int sroce_mr_atomic(struct sroce_qp *qp, u32 rkey, u64 va, u8 op, u64 a,
-		    u64 b, u64 *orig);
-int sroce_mr_copy_rkey(struct sroce_qp *qp, u32 rkey, u64 va, u32 len,
-		       int need, struct sroce_copy *c);
-int sroce_rkey_check(struct sroce_qp *qp, u32 rkey, u64 va, u32 len,
-		     int need);
-int sroce_rkey_rights(struct sroce_qp *qp, u32 rkey, u64 va, u32 len,
-		      int need);
+int sroce_mr_atomic_put(struct sroce_mr *mr, int err, struct sroce_qp *qp,
+			u64 va, u8 op, u64 a, u64 b, u64 *orig);
+int sroce_mr_copy_put(struct sroce_mr *mr, u64 va, u32 len, int err,
+		      struct sroce_copy *c);
 
 /* odp.c */
 #ifdef SROCE_ODP
@@ -895,8 +896,14 @@ int sroce_dealloc_mw(struct ib_mw *ibmw);
 int sroce_mw_bind_check(u8 type, bool bound, const struct sroce_mw_bind *b,
 			u64 mr_iova, u64 mr_len, int mr_access);
 int sroce_mw_bind(struct sroce_qp *qp, const struct sroce_mw_bind *b);
-struct sroce_mr *sroce_mw_get_mr(struct sroce_qp *qp, u32 rkey, u64 va,
-				 u64 len, int need, int *err);
+int sroce_rkey_check(struct sroce_qp *qp, u32 rkey, u64 va, u32 len,
+		     int need);
+int sroce_rkey_rights(struct sroce_qp *qp, u32 rkey, u64 va, u32 len,
+		      int need);
+int sroce_rkey_copy(struct sroce_qp *qp, u32 rkey, u64 va, u32 len,
+		    int need, struct sroce_copy *c);
+int sroce_rkey_atomic(struct sroce_qp *qp, u32 rkey, u64 va, u8 op, u64 a,
+		      u64 b, u64 *orig);
 int sroce_invalidate(struct sroce_qp *qp, u32 key, bool remote);
 void sroce_mw_qp_gone(struct sroce_qp *qp);
 
@@ -977,11 +984,8 @@ void sroce_qp_run(struct sroce_qp *qp);
 void sroce_qp_schedule(struct sroce_qp *qp, unsigned long delay);
 int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad);
-u32 sroce_sge_to_ring(struct rxe_sge *dst, const struct ib_sge *src, int n);
 int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad);
-int sroce_rq_post_one(struct sroce_queue *q, const struct ib_recv_wr *wr,
-		      u32 max_sge);
 int sroce_complete(struct sroce_qp *qp, struct ib_cq *ibcq,
 		   const struct sroce_wc *wc, bool solicited);
 int sroce_wq_init(void);
@@ -1030,8 +1034,6 @@ void sroce_resp_rewind(struct sroce_qp *qp, u32 psn);
 bool sroce_resp_push(struct sroce_qp *qp, const struct sroce_rjob *j);
 void sroce_resp_replay(struct sroce_qp *qp, const struct sroce_rjob *j);
 void sroce_resp_reset(struct sroce_qp *qp);
-int sroce_rwqe_copy(const struct rxe_recv_wqe *u, struct sroce_rwqe *r,
-		    u32 max_sge);
 
 enum sroce_psn_class {
 	SROCE_PSN_EXPECTED,
