@@ -125,6 +125,9 @@ static void sroce_dealloc_driver(struct ib_device *ib)
  * same one, and lockdep would then mix up the MR table's lock (process
  * context) with the AH table's (taken under a QP's lock, any context).
  */
+/* The QPs' workers (transmit, ERR polling) of every device. */
+static struct workqueue_struct *sroce_wq;
+
 static struct lock_class_key sroce_mr_xa_key, sroce_ah_xa_key,
 			     sroce_qp_xa_key, sroce_mw_xa_key;
 
@@ -162,6 +165,7 @@ static struct sroce_dev *sroce_alloc(struct net_device *ndev,
 	}
 	sdev->net = dev_net(ndev);
 	sdev->sn = sn;
+	sdev->wq = sroce_wq;
 	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC1);
 	xa_init_flags(&sdev->mw_xa, XA_FLAGS_ALLOC);
 	/* The UD send path reads AHs from softirq too. */
@@ -413,9 +417,10 @@ static int __init sroce_init(void)
 {
 	int err;
 
-	err = sroce_wq_init();
-	if (err)
-		return err;
+	sroce_wq = alloc_workqueue("sroce", WQ_HIGHPRI | WQ_MEM_RECLAIM |
+				   SROCE_WQ_PERCPU, 0);
+	if (!sroce_wq)
+		return -ENOMEM;
 	err = sroce_odp_init();
 	if (err)
 		goto err_wq;
@@ -434,7 +439,7 @@ err_net:
 err_odp:
 	sroce_odp_exit();
 err_wq:
-	sroce_wq_exit();
+	destroy_workqueue(sroce_wq);
 	return err;
 }
 
@@ -445,7 +450,7 @@ static void __exit sroce_exit(void)
 	unregister_netdevice_notifier(&sroce_netdev_nb);
 	sroce_net_exit();
 	sroce_odp_exit();
-	sroce_wq_exit();
+	destroy_workqueue(sroce_wq);
 	pr_info("unloaded\n");
 }
 

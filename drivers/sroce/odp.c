@@ -226,10 +226,8 @@ static void sroce_odp_kick(struct sroce_qp *qp, u8 kick)
 		spin_unlock_bh(&qp->sq_lock);
 		break;
 	case SROCE_ODP_KICK_RESEND:
-		spin_lock_bh(&qp->sq_lock);
-		if (qp->state == IB_QPS_RTS && !qp->rnr_wait)
-			sroce_req_rewind(qp, qp->una_psn);
-		spin_unlock_bh(&qp->sq_lock);
+		/* The requester goes back itself, on its next pass. */
+		set_bit(SROCE_QP_ODP_RESEND, &qp->flags);
 		break;
 	case SROCE_ODP_KICK_RUN:
 		break;

@@ -25,20 +25,6 @@
 /* Packets one transmit pass sends before it yields to a worker. */
 #define SROCE_TX_BUDGET		64
 
-static struct workqueue_struct *sroce_wq;
-
-int sroce_wq_init(void)
-{
-	sroce_wq = alloc_workqueue("sroce", WQ_HIGHPRI | WQ_MEM_RECLAIM |
-				   SROCE_WQ_PERCPU, 0);
-	return sroce_wq ? 0 : -ENOMEM;
-}
-
-void sroce_wq_exit(void)
-{
-	destroy_workqueue(sroce_wq);
-}
-
 struct sroce_qp *sroce_qp_get(struct sroce_dev *sdev, u32 qpn)
 {
 	struct sroce_qp *qp;
@@ -51,13 +37,6 @@ struct sroce_qp *sroce_qp_get(struct sroce_dev *sdev, u32 qpn)
 	return qp;
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_qp_get);
-
-void sroce_qp_put(struct sroce_qp *qp)
-{
-	if (refcount_dec_and_test(&qp->users))
-		complete(&qp->idle);
-}
-EXPORT_SYMBOL_IF_KUNIT(sroce_qp_put);
 
 /**
  * sroce_qpn_alloc() - give @qp a QP number and make it findable by it
@@ -252,7 +231,7 @@ void sroce_qp_error(struct sroce_qp *qp)
 	sroce_rq_flush(qp);
 	if (qp->user && qp->rq.buf && !qp->dying) {
 		set_bit(SROCE_QP_RQ_KICK, &qp->flags);
-		mod_delayed_work(sroce_wq, &qp->rq_err_work, 1);
+		mod_delayed_work(qp->sdev->wq, &qp->rq_err_work, 1);
 	}
 	spin_unlock(&qp->rq_lock);
 	sroce_comp_flush(qp);
@@ -348,12 +327,6 @@ void sroce_qp_run(struct sroce_qp *qp)
 	sroce_tx_stream(qp, false);
 }
 
-void sroce_qp_schedule(struct sroce_qp *qp, unsigned long delay)
-{
-	if (!READ_ONCE(qp->dying))
-		mod_delayed_work(sroce_wq, &qp->tx_work, delay);
-}
-
 /*
  * The rxe provider posts a receive without entering the kernel, so nothing
  * would flush one posted to a user QP already in ERR. While the QP stays in
@@ -410,7 +383,7 @@ void sroce_qp_cq_armed(struct sroce_cq *cq)
 	list_for_each_entry_safe(qp, tmp, &cq->parked, rq_parked) {
 		list_del_init(&qp->rq_parked);
 		set_bit(SROCE_QP_RQ_KICK, &qp->flags);
-		mod_delayed_work(sroce_wq, &qp->rq_err_work, 0);
+		mod_delayed_work(qp->sdev->wq, &qp->rq_err_work, 0);
 	}
 	sroce_cq_unlock(cq, irqf);
 }
@@ -461,7 +434,7 @@ static void sroce_rq_err_work(struct work_struct *w)
 		qp->rq_err_delay = min_t(unsigned long, 2 * qp->rq_err_delay,
 					 SROCE_ERR_POLL_MAX);
 	}
-	mod_delayed_work(sroce_wq, &qp->rq_err_work, qp->rq_err_delay);
+	mod_delayed_work(qp->sdev->wq, &qp->rq_err_work, qp->rq_err_delay);
 out:
 	spin_unlock_bh(&qp->rq_lock);
 }
@@ -472,7 +445,7 @@ static void sroce_rq_err_kick(struct sroce_qp *qp)
 	if (qp->user && qp->rq.buf && READ_ONCE(qp->state) == IB_QPS_ERR &&
 	    !READ_ONCE(qp->dying)) {
 		set_bit(SROCE_QP_RQ_KICK, &qp->flags);
-		mod_delayed_work(sroce_wq, &qp->rq_err_work, 0);
+		mod_delayed_work(qp->sdev->wq, &qp->rq_err_work, 0);
 	}
 }
 
@@ -734,6 +707,7 @@ static void sroce_qp_reset_locked(struct sroce_qp *qp)
 	clear_bit(SROCE_QP_ODP_ERR_COMP, &qp->flags);
 	clear_bit(SROCE_QP_ODP_ERR_RESP, &qp->flags);
 	clear_bit(SROCE_QP_ODP_ERR_READ, &qp->flags);
+	clear_bit(SROCE_QP_ODP_RESEND, &qp->flags);
 	qp->rd_gap = false;
 	qp->req_err = 0;
 

@@ -643,6 +643,10 @@ struct sk_buff *sroce_req_next(struct sroce_qp *qp, u32 *psn)
 	int err = 0;
 
 	spin_lock_bh(&qp->sq_lock);
+	/* A fault the completer dropped a response for is in (odp.c). */
+	if (test_and_clear_bit(SROCE_QP_ODP_RESEND, &qp->flags) &&
+	    qp->state == IB_QPS_RTS && !qp->rnr_wait)
+		sroce_req_rewind(qp, qp->una_psn);
 	/* UD, UC: what the last call handed out has gone; complete it. */
 	if (sroce_qp_unacked(qp) &&
 	    (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD))

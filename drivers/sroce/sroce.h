@@ -133,6 +133,7 @@ struct sroce_dev {
 	struct list_head	list;		/* sroce_devs, under sroce_devs_lock */
 	bool			registered;	/* guarded by sroce_devs_lock */
 	bool			dying;		/* netdev unregistering (seen once) */
+	struct workqueue_struct	*wq;		/* the QPs' workers (main.c) */
 
 	spinlock_t		port_lock;	/* port_state, active_mtu */
 	enum ib_port_state	port_state;
@@ -506,6 +507,7 @@ enum {
 	SROCE_QP_ODP_BUSY_RESP,
 	SROCE_QP_ODP_BUSY_READ,
 	SROCE_QP_RQ_KICK,	/* a verb woke the ERR poll: poll as if new */
+	SROCE_QP_ODP_RESEND,	/* the completer's fault is in: go back to una */
 };
 
 struct sroce_qp {
@@ -646,6 +648,23 @@ static inline void sroce_qp_count_pkt(struct sroce_qp *qp, bool tx, u64 bytes)
 	this_cpu_add(cnt->c[tx ? SROCE_CNT_TX_BYTES : SROCE_CNT_RX_BYTES],
 		     bytes);
 	rcu_read_unlock();
+}
+
+/* Drop a reference from sroce_qp_get(); the last one wakes destroy. */
+static inline void sroce_qp_put(struct sroce_qp *qp)
+{
+	if (refcount_dec_and_test(&qp->users))
+		complete(&qp->idle);
+}
+
+/*
+ * Have the QP's worker send what it has to send after @delay jiffies
+ * (sooner if it is already due). Any context; a dying QP is left alone.
+ */
+static inline void sroce_qp_schedule(struct sroce_qp *qp, unsigned long delay)
+{
+	if (!READ_ONCE(qp->dying))
+		mod_delayed_work(qp->sdev->wq, &qp->tx_work, delay);
 }
 
 static inline struct sroce_swqe *sroce_swqe(struct sroce_qp *qp, u32 i)
@@ -977,19 +996,15 @@ struct sroce_qp *sroce_qp_get(struct sroce_dev *sdev, u32 qpn);
 int sroce_qpn_alloc(struct sroce_dev *sdev, struct sroce_qp *qp, u32 *qpn);
 unsigned long sroce_qp_unlist(struct sroce_dev *sdev, struct sroce_qp *qp);
 void sroce_qp_quiesce(struct sroce_qp *qp, unsigned long gp);
-void sroce_qp_put(struct sroce_qp *qp);
 void sroce_qp_cq_armed(struct sroce_cq *cq);
 void sroce_qp_error(struct sroce_qp *qp);
 void sroce_qp_run(struct sroce_qp *qp);
-void sroce_qp_schedule(struct sroce_qp *qp, unsigned long delay);
 int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad);
 int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad);
 int sroce_complete(struct sroce_qp *qp, struct ib_cq *ibcq,
 		   const struct sroce_wc *wc, bool solicited);
-int sroce_wq_init(void);
-void sroce_wq_exit(void);
 
 /* mcast.c */
 int sroce_attach_mcast(struct ib_qp *ibqp, union ib_gid *mgid, u16 lid);
