@@ -3,11 +3,13 @@
  * Completion queues. A user CQ's ring holds struct ib_uverbs_wc slots that
  * the rxe provider reads directly; a kernel CQ's ring holds struct ib_wc and
  * is drained by sroce_poll_cq(). The kernel is the only producer; cq->lock
- * serialises producers with resize, notify and kernel polling.
+ * serialises producers with resize, notify and kernel polling. A QP's
+ * completion takes the CQ's form here (sroce_complete()).
  */
 #include <linux/slab.h>
 
 #include "sroce.h"
+#include "trace.h"
 
 static size_t sroce_cqe_size(bool user)
 {
@@ -342,3 +344,76 @@ int sroce_poll_cq(struct ib_cq *ibcq, int n, struct ib_wc *wc)
 	return i;
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_poll_cq);
+
+/**
+ * sroce_complete() - post a completion for a QP
+ * @qp: the QP
+ * @ibcq: its send or receive CQ
+ * @wc: the completion
+ * @solicited: wakes a solicited-only arm
+ *
+ * The user form carries the uverbs opcode and flag values, which differ
+ * from the kernel's for the invalidate flag.
+ *
+ * Return: 0, or -EBUSY when the CQ overflowed.
+ */
+int sroce_complete(struct sroce_qp *qp, struct ib_cq *ibcq,
+		   const struct sroce_wc *wc, bool solicited)
+{
+	struct sroce_cq *cq = to_scq(ibcq);
+	union sroce_cqe cqe;
+
+	if (cq->user) {
+		struct ib_uverbs_wc *u = &cqe.uwc;
+
+		memset(u, 0, sizeof(*u));
+		u->wr_id = wc->wr_id;
+		u->status = wc->status;
+		u->opcode = wc->opcode;
+		u->byte_len = wc->byte_len;
+		u->qp_num = wc->qp_num;
+		u->src_qp = wc->src_qp;
+		u->port_num = 1;
+		/* ibv_create_ah_from_wc() needs it to answer a datagram. */
+		if (wc->flags & IB_WC_GRH)
+			u->wc_flags |= IB_WC_GRH;	/* IBV_WC_GRH */
+		/*
+		 * The user CQE has no network header type; RoCE RNICs
+		 * (mlx5) report it in the SL, and UCX before 1.19 reads a
+		 * datagram's GRH area by it: 2 for IPv4, 1 for IPv6.
+		 */
+		if (wc->flags & IB_WC_WITH_NETWORK_HDR_TYPE)
+			u->sl = wc->network_hdr_type == RDMA_NETWORK_IPV4 ?
+				2 : 1;
+		if (wc->flags & IB_WC_WITH_IMM) {
+			u->wc_flags |= IB_WC_WITH_IMM;
+			u->ex.imm_data = wc->imm;
+		}
+		if (wc->flags & IB_WC_WITH_INVALIDATE) {
+			u->wc_flags |= 1 << 3;	/* IBV_WC_WITH_INV */
+			u->ex.invalidate_rkey = wc->inv_rkey;
+		}
+	} else {
+		struct ib_wc *k = &cqe.ibwc;
+
+		memset(k, 0, sizeof(*k));
+		k->wr_id = wc->wr_id;
+		k->status = wc->status;
+		k->opcode = wc->opcode;
+		k->byte_len = wc->byte_len;
+		k->qp = &qp->ibqp;
+		k->src_qp = wc->src_qp;
+		k->wc_flags = wc->flags;
+		k->network_hdr_type = wc->network_hdr_type;
+		k->vlan_id = wc->vlan_id;
+		k->port_num = 1;
+		if (wc->flags & IB_WC_WITH_IMM)
+			k->ex.imm_data = wc->imm;
+		else if (wc->flags & IB_WC_WITH_INVALIDATE)
+			k->ex.invalidate_rkey = wc->inv_rkey;
+	}
+	if (wc->status != IB_WC_SUCCESS)
+		trace_sroce_err_cqe(qp, wc);
+	return sroce_cq_post(cq, &cqe, solicited ||
+			     wc->status != IB_WC_SUCCESS);
+}

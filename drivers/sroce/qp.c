@@ -2,16 +2,12 @@
 /*
  * Queue pairs: creation with the SQ and RQ rings mapped into user space, the
  * IBTA state machine (transitions and attribute masks as ib_core's
- * ib_modify_qp_is_ok() defines them), the flush into FLUSH_ERR, the send
- * doorbell and the per-QP transmit loop.
+ * ib_modify_qp_is_ok() defines them), the flush into FLUSH_ERR and the send
+ * doorbell. The transmit loop is tx.c's.
  *
  * Concurrency: requester and completer state is under sq_lock, responder
  * state under rq_lock; attributes are written under both and read under
- * either. Packets are built under a lock and sent after it is dropped, by
- * one context at a time per stream (SROCE_QP_RESP_RUNNING for responses,
- * SROCE_QP_REQ_RUNNING for requests), which keeps each stream in PSN order
- * without holding a lock across the network stack. That also lets a
- * packet to a local QP be delivered straight into its receive path.
+ * either.
  */
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
@@ -21,9 +17,6 @@
 
 #include "sroce.h"
 #include "trace.h"
-
-/* Packets one transmit pass sends before it yields to a worker. */
-#define SROCE_TX_BUDGET		64
 
 struct sroce_qp *sroce_qp_get(struct sroce_dev *sdev, u32 qpn)
 {
@@ -92,79 +85,6 @@ void sroce_qp_quiesce(struct sroce_qp *qp, unsigned long gp)
 	cond_synchronize_rcu(gp);
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_qp_quiesce);
-
-/**
- * sroce_complete() - post a completion for a QP
- * @qp: the QP
- * @ibcq: its send or receive CQ
- * @wc: the completion
- * @solicited: wakes a solicited-only arm
- *
- * The user form carries the uverbs opcode and flag values, which differ
- * from the kernel's for the invalidate flag.
- *
- * Return: 0, or -EBUSY when the CQ overflowed.
- */
-int sroce_complete(struct sroce_qp *qp, struct ib_cq *ibcq,
-		   const struct sroce_wc *wc, bool solicited)
-{
-	struct sroce_cq *cq = to_scq(ibcq);
-	union sroce_cqe cqe;
-
-	if (cq->user) {
-		struct ib_uverbs_wc *u = &cqe.uwc;
-
-		memset(u, 0, sizeof(*u));
-		u->wr_id = wc->wr_id;
-		u->status = wc->status;
-		u->opcode = wc->opcode;
-		u->byte_len = wc->byte_len;
-		u->qp_num = wc->qp_num;
-		u->src_qp = wc->src_qp;
-		u->port_num = 1;
-		/* ibv_create_ah_from_wc() needs it to answer a datagram. */
-		if (wc->flags & IB_WC_GRH)
-			u->wc_flags |= IB_WC_GRH;	/* IBV_WC_GRH */
-		/*
-		 * The user CQE has no network header type; RoCE RNICs
-		 * (mlx5) report it in the SL, and UCX before 1.19 reads a
-		 * datagram's GRH area by it: 2 for IPv4, 1 for IPv6.
-		 */
-		if (wc->flags & IB_WC_WITH_NETWORK_HDR_TYPE)
-			u->sl = wc->network_hdr_type == RDMA_NETWORK_IPV4 ?
-				2 : 1;
-		if (wc->flags & IB_WC_WITH_IMM) {
-			u->wc_flags |= IB_WC_WITH_IMM;
-			u->ex.imm_data = wc->imm;
-		}
-		if (wc->flags & IB_WC_WITH_INVALIDATE) {
-			u->wc_flags |= 1 << 3;	/* IBV_WC_WITH_INV */
-			u->ex.invalidate_rkey = wc->inv_rkey;
-		}
-	} else {
-		struct ib_wc *k = &cqe.ibwc;
-
-		memset(k, 0, sizeof(*k));
-		k->wr_id = wc->wr_id;
-		k->status = wc->status;
-		k->opcode = wc->opcode;
-		k->byte_len = wc->byte_len;
-		k->qp = &qp->ibqp;
-		k->src_qp = wc->src_qp;
-		k->wc_flags = wc->flags;
-		k->network_hdr_type = wc->network_hdr_type;
-		k->vlan_id = wc->vlan_id;
-		k->port_num = 1;
-		if (wc->flags & IB_WC_WITH_IMM)
-			k->ex.imm_data = wc->imm;
-		else if (wc->flags & IB_WC_WITH_INVALIDATE)
-			k->ex.invalidate_rkey = wc->inv_rkey;
-	}
-	if (wc->status != IB_WC_SUCCESS)
-		trace_sroce_err_cqe(qp, wc);
-	return sroce_cq_post(cq, &cqe, solicited ||
-			     wc->status != IB_WC_SUCCESS);
-}
 
 /* Flush the receive WQEs still posted. Caller holds rq_lock. */
 static void sroce_rq_flush(struct sroce_qp *qp)
@@ -243,88 +163,6 @@ void sroce_qp_error(struct sroce_qp *qp)
 		if (qp->ibqp.srq)
 			sroce_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 	}
-}
-
-/*
- * One pass over one of the QP's two send streams: the responder's (ACKs,
- * NAKs, READ responses) or the requester's. Return: -1 when the stream has
- * nothing more to send, else the delay in jiffies after which the worker
- * goes on: 0 when the budget is used up, 1 when the device dropped a
- * packet (the stream went back to it).
- */
-static int sroce_tx_pass(struct sroce_qp *qp, bool resp)
-{
-	int budget;
-
-	for (budget = SROCE_TX_BUDGET; budget > 0; budget--) {
-		struct sk_buff *skb;
-		u32 psn;
-
-		skb = resp ? sroce_resp_next(qp, &psn) :
-			     sroce_req_next(qp, &psn);
-		if (!skb)
-			return -1;
-		if (!sroce_pkt_xmit(qp, skb))
-			continue;
-		if (resp) {
-			sroce_resp_rewind(qp, psn);
-		} else {
-			spin_lock_bh(&qp->sq_lock);
-			sroce_req_rewind(qp, psn);
-			spin_unlock_bh(&qp->sq_lock);
-		}
-		return 1;
-	}
-	return 0;
-}
-
-/*
- * Send what one stream has to send. One caller at a time owns a stream's
- * loop; a caller that finds it owned leaves a note that the owner picks up
- * before it lets go, so no work is lost.
- */
-static void sroce_tx_stream(struct sroce_qp *qp, bool resp)
-{
-	int running = resp ? SROCE_QP_RESP_RUNNING : SROCE_QP_REQ_RUNNING;
-	int again = resp ? SROCE_QP_RESP_AGAIN : SROCE_QP_REQ_AGAIN;
-	int delay;
-
-	set_bit(again, &qp->flags);
-	/* The note is visible before we look for an owner. */
-	smp_mb__after_atomic();
-	if (test_and_set_bit_lock(running, &qp->flags))
-		return;
-	do {
-		while (test_and_clear_bit(again, &qp->flags)) {
-			delay = sroce_tx_pass(qp, resp);
-			if (delay >= 0) {
-				clear_bit_unlock(running, &qp->flags);
-				sroce_qp_schedule(qp, delay);
-				return;
-			}
-		}
-		clear_bit_unlock(running, &qp->flags);
-		/* Letting go before looking for a late note; pairs with above. */
-		smp_mb__after_atomic();
-	} while (test_bit(again, &qp->flags) &&
-		 !test_and_set_bit_lock(running, &qp->flags));
-}
-
-/**
- * sroce_qp_run() - send what the QP has to send
- * @qp: the QP
- *
- * Any context, no locks held. The responder's and the requester's streams
- * have an owner each (IBTA orders each stream by its own PSNs, not one
- * against the other), so an ACK owed to a peer never waits while another
- * context builds and delivers this QP's next request. A pass that uses up
- * its budget, or whose packet the device dropped, hands the rest to a
- * worker.
- */
-void sroce_qp_run(struct sroce_qp *qp)
-{
-	sroce_tx_stream(qp, true);
-	sroce_tx_stream(qp, false);
 }
 
 /*
@@ -447,16 +285,6 @@ static void sroce_rq_err_kick(struct sroce_qp *qp)
 		set_bit(SROCE_QP_RQ_KICK, &qp->flags);
 		mod_delayed_work(qp->sdev->wq, &qp->rq_err_work, 0);
 	}
-}
-
-static void sroce_tx_work(struct work_struct *w)
-{
-	struct sroce_qp *qp = container_of(to_delayed_work(w), struct sroce_qp,
-					   tx_work);
-
-	local_bh_disable();
-	sroce_qp_run(qp);
-	local_bh_enable();
 }
 
 static size_t sroce_sq_elem(u32 max_sge, u32 max_inline)

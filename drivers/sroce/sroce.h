@@ -831,6 +831,8 @@ bool sroce_cq_arm_fires(u8 *notify, bool solicited);
 unsigned long sroce_cq_lock(struct sroce_cq *cq);
 void sroce_cq_unlock(struct sroce_cq *cq, unsigned long irqf);
 int sroce_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq);
+int sroce_complete(struct sroce_qp *qp, struct ib_cq *ibcq,
+		   const struct sroce_wc *wc, bool solicited);
 
 /* mr.c */
 int sroce_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr);
@@ -998,13 +1000,14 @@ unsigned long sroce_qp_unlist(struct sroce_dev *sdev, struct sroce_qp *qp);
 void sroce_qp_quiesce(struct sroce_qp *qp, unsigned long gp);
 void sroce_qp_cq_armed(struct sroce_cq *cq);
 void sroce_qp_error(struct sroce_qp *qp);
-void sroce_qp_run(struct sroce_qp *qp);
 int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad);
 int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad);
-int sroce_complete(struct sroce_qp *qp, struct ib_cq *ibcq,
-		   const struct sroce_wc *wc, bool solicited);
+
+/* tx.c */
+void sroce_qp_run(struct sroce_qp *qp);
+void sroce_tx_work(struct work_struct *w);
 
 /* mcast.c */
 int sroce_attach_mcast(struct ib_qp *ibqp, union ib_gid *mgid, u16 lid);

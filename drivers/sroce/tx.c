@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The transmit loop: a QP's two send streams, the responder's (ACKs, NAKs,
+ * READ responses, sroce_resp_next()) and the requester's (requests,
+ * sroce_req_next()), each pulled packet by packet and handed to the
+ * network (sroce_pkt_xmit()).
+ *
+ * Packets are built under the stream's lock and sent after it is dropped,
+ * by one context at a time per stream (SROCE_QP_RESP_RUNNING,
+ * SROCE_QP_REQ_RUNNING), which keeps each stream in PSN order without
+ * holding a lock across the network stack. That also lets a packet to a
+ * local QP be delivered straight into its receive path, this QP's own
+ * included.
+ */
+#include <linux/workqueue.h>
+
+#include "sroce.h"
+
+/* Packets one transmit pass sends before it yields to a worker. */
+#define SROCE_TX_BUDGET		64
+
+/*
+ * One pass over one of the QP's two send streams: the responder's (ACKs,
+ * NAKs, READ responses) or the requester's. Return: -1 when the stream has
+ * nothing more to send, else the delay in jiffies after which the worker
+ * goes on: 0 when the budget is used up, 1 when the device dropped a
+ * packet (the stream went back to it).
+ */
+static int sroce_tx_pass(struct sroce_qp *qp, bool resp)
+{
+	int budget;
+
+	for (budget = SROCE_TX_BUDGET; budget > 0; budget--) {
+		struct sk_buff *skb;
+		u32 psn;
+
+		skb = resp ? sroce_resp_next(qp, &psn) :
+			     sroce_req_next(qp, &psn);
+		if (!skb)
+			return -1;
+		if (!sroce_pkt_xmit(qp, skb))
+			continue;
+		if (resp) {
+			sroce_resp_rewind(qp, psn);
+		} else {
+			spin_lock_bh(&qp->sq_lock);
+			sroce_req_rewind(qp, psn);
+			spin_unlock_bh(&qp->sq_lock);
+		}
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Send what one stream has to send. One caller at a time owns a stream's
+ * loop; a caller that finds it owned leaves a note that the owner picks up
+ * before it lets go, so no work is lost.
+ */
+static void sroce_tx_stream(struct sroce_qp *qp, bool resp)
+{
+	int running = resp ? SROCE_QP_RESP_RUNNING : SROCE_QP_REQ_RUNNING;
+	int again = resp ? SROCE_QP_RESP_AGAIN : SROCE_QP_REQ_AGAIN;
+	int delay;
+
+	set_bit(again, &qp->flags);
+	/* The note is visible before we look for an owner. */
+	smp_mb__after_atomic();
+	if (test_and_set_bit_lock(running, &qp->flags))
+		return;
+	do {
+		while (test_and_clear_bit(again, &qp->flags)) {
+			delay = sroce_tx_pass(qp, resp);
+			if (delay >= 0) {
+				clear_bit_unlock(running, &qp->flags);
+				sroce_qp_schedule(qp, delay);
+				return;
+			}
+		}
+		clear_bit_unlock(running, &qp->flags);
+		/* Letting go before looking for a late note; pairs with above. */
+		smp_mb__after_atomic();
+	} while (test_bit(again, &qp->flags) &&
+		 !test_and_set_bit_lock(running, &qp->flags));
+}
+
+/**
+ * sroce_qp_run() - send what the QP has to send
+ * @qp: the QP
+ *
+ * Any context, no locks held. The responder's and the requester's streams
+ * have an owner each (IBTA orders each stream by its own PSNs, not one
+ * against the other), so an ACK owed to a peer never waits while another
+ * context builds and delivers this QP's next request. A pass that uses up
+ * its budget, or whose packet the device dropped, hands the rest to a
+ * worker.
+ */
+void sroce_qp_run(struct sroce_qp *qp)
+{
+	sroce_tx_stream(qp, true);
+	sroce_tx_stream(qp, false);
+}
+
+/* The QP's worker (qp->tx_work): what a pass left, or a deferred kick. */
+void sroce_tx_work(struct work_struct *w)
+{
+	struct sroce_qp *qp = container_of(to_delayed_work(w), struct sroce_qp,
+					   tx_work);
+
+	local_bh_disable();
+	sroce_qp_run(qp);
+	local_bh_enable();
+}
