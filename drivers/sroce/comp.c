@@ -518,6 +518,7 @@ out:
  */
 void sroce_comp_sent(struct sroce_qp *qp)
 {
+	lockdep_assert_held(&qp->sq_lock);
 	while (qp->sq.cons != qp->req_cur &&
 	       sroce_swqe(qp, qp->sq.cons)->done)
 		if (sroce_comp_one(qp, IB_WC_SUCCESS))

@@ -21,6 +21,7 @@ static struct lock_class_key sroce_user_cq_key;
 /* The consumer index, from user memory for a user CQ. Caller holds cq->lock. */
 static u32 sroce_cq_cons(struct sroce_cq *cq)
 {
+	lockdep_assert_held(&cq->lock);
 	return cq->user ? sroce_queue_user_cons(&cq->q) : cq->q.cons;
 }
 

@@ -78,6 +78,7 @@ err_res:
 /* Drop @mw's binding, if any. Caller holds mw->lock. */
 static void sroce_mw_unbind(struct sroce_dev *sdev, struct sroce_mw *mw)
 {
+	lockdep_assert_held(&mw->lock);
 	if (mw->mr) {
 		spin_lock(&sdev->mw_lock);
 		mw->mr->nr_mw--;

@@ -96,6 +96,8 @@ static void sroce_rq_flush(struct sroce_qp *qp)
 	};
 	u32 prod;
 
+	lockdep_assert_held(&qp->rq_lock);
+
 	/* One taken from an SRQ is the QP's; the rest stay for others. */
 	if (qp->have_rwqe) {
 		wc.wr_id = qp->rwqe.wr_id;
@@ -502,7 +504,6 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	cancel_delayed_work_sync(&qp->tx_work);
 	sroce_mw_qp_gone(qp);
 
-	sroce_resp_reset(qp);
 	sroce_queue_free(&qp->rq);
 	sroce_queue_free(&qp->sq);
 	kvfree(qp->swqe);
@@ -515,6 +516,7 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 /* Drop every send WQE in the ring, unread. Caller holds sq_lock. */
 static void sroce_sq_discard(struct sroce_qp *qp)
 {
+	lockdep_assert_held(&qp->sq_lock);
 	qp->sq.cons = qp->user ? sroce_queue_user_prod(&qp->sq) : qp->sq.prod;
 	qp->sq_head = qp->sq.cons;
 	sroce_queue_publish_cons(&qp->sq);

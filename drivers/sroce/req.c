@@ -330,6 +330,8 @@ u32 sroce_req_fetch(struct sroce_qp *qp)
 {
 	u32 prod, n = 0;
 
+	lockdep_assert_held(&qp->sq_lock);
+
 	prod = qp->user ? sroce_queue_user_prod(&qp->sq) : qp->sq.prod;
 	/* A producer index that claims more than the ring holds is a lie. */
 	if (sroce_q_count(prod, qp->sq.cons, qp->sq.index_mask) <
@@ -356,6 +358,7 @@ u32 sroce_req_fetch(struct sroce_qp *qp)
  */
 void sroce_req_arm_timer(struct sroce_qp *qp)
 {
+	lockdep_assert_held(&qp->sq_lock);
 	if (qp->rnr_wait || !qp->timer_ns || qp->dying ||
 	    qp->una_psn == qp->req_psn)
 		return;
@@ -449,6 +452,8 @@ static bool sroce_req_local(struct sroce_qp *qp, struct sroce_swqe *w)
 {
 	enum ib_wc_status st = IB_WC_LOC_PROT_ERR;
 	int err = 0;
+
+	lockdep_assert_held(&qp->sq_lock);
 
 	if (!w->started) {
 		if (w->opcode == IB_WR_REG_MR) {

@@ -1249,6 +1249,7 @@ EXPORT_SYMBOL_IF_KUNIT(sroce_resp_rewind);
 /* Forget every queued job and message in progress. Caller holds rq_lock. */
 void sroce_resp_reset(struct sroce_qp *qp)
 {
+	lockdep_assert_held(&qp->rq_lock);
 	qp->job_head = 0;
 	qp->job_tail = 0;
 	qp->rd_pending = 0;
