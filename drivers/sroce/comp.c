@@ -247,16 +247,16 @@ static void sroce_comp_unexpected(struct sroce_qp *qp, struct sroce_swqe *w,
 /*
  * A response at @psn acknowledges everything before it. Return: the
  * oldest WQE waiting for a response if @psn is the one it expects, else
- * NULL with *@err 0, or -EBUSY on a CQ overflow.
+ * NULL; ERR_PTR(-EBUSY) on a CQ overflow.
  */
-static struct sroce_swqe *sroce_comp_responded(struct sroce_qp *qp, u32 psn,
-					       int *err)
+static struct sroce_swqe *sroce_comp_responded(struct sroce_qp *qp, u32 psn)
 {
 	struct sroce_swqe *w;
+	int err;
 
-	*err = sroce_comp_ack(qp, sroce_psn_add(psn, -1), false);
-	if (*err)
-		return NULL;
+	err = sroce_comp_ack(qp, sroce_psn_add(psn, -1), false);
+	if (err)
+		return ERR_PTR(err);
 	w = sroce_comp_waiting(qp);
 	if (w && psn != sroce_rd_expect(qp, w)) {
 		sroce_comp_unexpected(qp, w, psn);
@@ -296,9 +296,9 @@ static int sroce_comp_atomic_ack(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	if ((sroce_aeth_syn(&pkt->aeth) & SROCE_AETH_TYPE_MASK) !=
 	    SROCE_AETH_ACK)
 		goto malformed;
-	w = sroce_comp_responded(qp, pkt->psn, &err);
-	if (!w)
-		return err;
+	w = sroce_comp_responded(qp, pkt->psn);
+	if (IS_ERR_OR_NULL(w))
+		return PTR_ERR_OR_ZERO(w);
 	if (w->opcode != IB_WR_ATOMIC_CMP_AND_SWP &&
 	    w->opcode != IB_WR_ATOMIC_FETCH_AND_ADD)
 		goto malformed;
@@ -338,9 +338,9 @@ static int sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		goto place;
 	if (!sroce_pkt_icrc_ok(pkt))
 		return 0;
-	w = sroce_comp_responded(qp, pkt->psn, &err);
-	if (!w)
-		return err;
+	w = sroce_comp_responded(qp, pkt->psn);
+	if (IS_ERR_OR_NULL(w))
+		return PTR_ERR_OR_ZERO(w);
 	/* ATOMIC WRITE and FLUSH: answered by an empty READ RESPONSE ONLY. */
 	if (w->opcode == SROCE_WR_ATOMIC_WRITE ||
 	    w->opcode == SROCE_WR_FLUSH) {

@@ -203,43 +203,56 @@ static int sroce_mr_xfer(struct sroce_mr *mr, u64 iova, u32 len,
  * @va: first address
  * @len: bytes
  * @need: IB_ACCESS_* rights
- * @err: set to 0, -EACCES (foreign PD, missing right) or -ERANGE
  *
- * Return: the MR, held even when *@err is set; NULL for an unknown key.
+ * Return: the MR, held; ERR_PTR(-ENOENT) for an unknown key, -EACCES for
+ * a foreign PD or a missing right, -ERANGE out of bounds.
  */
 struct sroce_mr *sroce_mr_get_for(struct ib_pd *pd, u32 key, u64 va, u32 len,
-				  int need, int *err)
+				  int need)
 {
 	struct sroce_mr *mr = sroce_mr_get(to_sdev(pd->device), key);
+	int err;
 
 	if (!mr)
-		return NULL;
+		return ERR_PTR(-ENOENT);
 	if (mr->ibmr.pd != pd)
-		*err = -EACCES;
+		err = -EACCES;
 	else
-		*err = sroce_mr_access_ok(mr->iova, mr->length, mr->access,
-					  va, len, need);
+		err = sroce_mr_access_ok(mr->iova, mr->length, mr->access,
+					 va, len, need);
+	if (err) {
+		sroce_mr_put(mr);
+		return ERR_PTR(err);
+	}
 	return mr;
+}
+
+/* An MR lookup's error as a copy reports it: an unknown key is -EINVAL. */
+static int sroce_mr_lookup_err(const struct sroce_mr *mr)
+{
+	return PTR_ERR(mr) == -ENOENT ? -EINVAL : PTR_ERR(mr);
 }
 
 /**
  * sroce_mr_copy_put() - copy between a looked-up MR and @c, and let it go
- * @mr: the MR, held; or NULL (an unknown key)
+ * @mr: the lookup's result: the MR, held and checked for [@va, @va + @len);
+ *	or its error, and nothing is copied
  * @va: first address
  * @len: bytes
- * @err: the lookup's check of [@va, @va + @len): nothing is copied unless 0
  * @c: the other side of the copy
  *
- * Return: 0; @err; -EINVAL without @mr; for an ODP MR -EAGAIN while its
- * pages are faulted in (-ENOMEM when that could not even be asked for),
- * then -EACCES if that failed.
+ * Return: 0; the lookup's error (an unknown key is -EINVAL); for an ODP MR
+ * -EAGAIN while its pages are faulted in (-ENOMEM when that could not even
+ * be asked for), then -EACCES if that failed.
  */
-int sroce_mr_copy_put(struct sroce_mr *mr, u64 va, u32 len, int err,
+int sroce_mr_copy_put(struct sroce_mr *mr, u64 va, u32 len,
 		      struct sroce_copy *c)
 {
-	if (!mr)
-		return -EINVAL;
-	if (!err && len)
+	int err = 0;
+
+	if (IS_ERR(mr))
+		return sroce_mr_lookup_err(mr);
+	if (len)
 		err = sroce_mr_xfer(mr, va, len, c);
 	sroce_mr_put(mr);
 	return err;
@@ -249,10 +262,8 @@ int sroce_mr_copy_put(struct sroce_mr *mr, u64 va, u32 len, int err,
 static int sroce_mr_copy_lkey(struct ib_pd *pd, u32 lkey, u64 va, u32 len,
 			      int need, struct sroce_copy *c)
 {
-	int err = 0;
-	struct sroce_mr *mr = sroce_mr_get_for(pd, lkey, va, len, need, &err);
-
-	return sroce_mr_copy_put(mr, va, len, err, c);
+	return sroce_mr_copy_put(sroce_mr_get_for(pd, lkey, va, len, need), va,
+				 len, c);
 }
 
 /**
@@ -318,8 +329,8 @@ static int sroce_mr_atomic_word(struct sroce_mr *mr, u64 va, u8 op, u64 a,
 
 /**
  * sroce_mr_atomic_put() - an 8-byte atomic operation on a looked-up MR
- * @mr: the MR, held, let go here; or NULL (an unknown key)
- * @err: the lookup's check of the word: nothing is done unless 0
+ * @mr: the lookup's result: the MR, held and checked for the word, let go
+ *	here; or its error, and nothing is done
  * @qp: the QP the request arrived on (ODP: no QP is resumed, see below)
  * @va: the address, 8-byte aligned
  * @op: as for sroce_atomic_op()
@@ -327,18 +338,19 @@ static int sroce_mr_atomic_word(struct sroce_mr *mr, u64 va, u8 op, u64 a,
  * @b: as for sroce_atomic_op()
  * @orig: set to the word before
  *
- * Return: 0; @err; -EINVAL without @mr; -EAGAIN or -ENOMEM as for
+ * Return: 0; the lookup's error (an unknown key is -EINVAL); -EAGAIN or
+ * -ENOMEM as for
  * sroce_mr_copy_put() (an ODP fault is resolved with no QP to resume: the
  * caller sends an RNR NAK); -EFAULT when the word is not 8-byte aligned in
  * memory (an MR whose iova and pages disagree in their low bits).
  */
-int sroce_mr_atomic_put(struct sroce_mr *mr, int err, struct sroce_qp *qp,
-			u64 va, u8 op, u64 a, u64 b, u64 *orig)
+int sroce_mr_atomic_put(struct sroce_mr *mr, struct sroce_qp *qp, u64 va,
+			u8 op, u64 a, u64 b, u64 *orig)
 {
-	if (!mr)
-		return -EINVAL;
-	if (err)
-		goto out;
+	int err;
+
+	if (IS_ERR(mr))
+		return sroce_mr_lookup_err(mr);
 	if (!mr->odp) {
 		err = sroce_mr_atomic_word(mr, va, op, a, b, orig);
 		goto out;
@@ -422,10 +434,10 @@ int sroce_sge_prefault(struct sroce_qp *qp, const struct ib_sge *sge,
 
 		len -= n;
 		mr = sroce_mr_get_for(qp->ibqp.pd, sge[i].lkey, sge[i].addr, n,
-				      IB_ACCESS_LOCAL_WRITE, &err);
-		if (!mr)
+				      IB_ACCESS_LOCAL_WRITE);
+		if (IS_ERR(mr))
 			continue;
-		if (!err && n && mr->odp) {
+		if (n && mr->odp) {
 			bool there;
 
 			read_lock_bh(&mr->odp_lock);
@@ -433,8 +445,6 @@ int sroce_sge_prefault(struct sroce_qp *qp, const struct ib_sge *sge,
 			read_unlock_bh(&mr->odp_lock);
 			err = there ? 0 : sroce_odp_miss(mr, sge[i].addr, n, true,
 							 qp, SROCE_ODP_KICK_REQ);
-		} else {
-			err = 0;
 		}
 		sroce_mr_put(mr);
 		if (err)

@@ -224,17 +224,18 @@ out:
  * @va: first address
  * @len: bytes
  * @need: IB_ACCESS_REMOTE_* rights
- * @err: set to 0, -EACCES (another PD; a type 2 window bound to another
- *	 QP; a right the window does not grant) or -ERANGE (outside it)
  *
- * Return: the MR, held (sroce_mr_put()), or NULL when the key names no
- * bound window (unknown, stale, invalidated).
+ * Return: the MR, held (sroce_mr_put()); ERR_PTR(-ENOENT) when the key
+ * names no bound window (unknown, stale, invalidated), -EACCES (another PD;
+ * a type 2 window bound to another QP; a right the window does not grant)
+ * or -ERANGE (outside it).
  */
 static struct sroce_mr *sroce_mw_get_mr(struct sroce_qp *qp, u32 rkey,
-					u64 va, u64 len, int need, int *err)
+					u64 va, u64 len, int need)
 {
 	struct sroce_mr *mr = NULL;
 	struct sroce_mw *mw;
+	int err = 0;
 
 	rcu_read_lock();
 	mw = xa_load(&qp->sdev->mw_xa, sroce_key_index(rkey));
@@ -244,10 +245,10 @@ static struct sroce_mr *sroce_mw_get_mr(struct sroce_qp *qp, u32 rkey,
 	if (mw->key == rkey && mw->bound) {
 		if (mw->pd != qp->ibqp.pd ||
 		    (mw->type == IB_MW_TYPE_2 && mw->qpn != qp->ibqp.qp_num))
-			*err = -EACCES;
+			err = -EACCES;
 		else
-			*err = sroce_mr_access_ok(mw->iova, mw->length,
-						  mw->access, va, len, need);
+			err = sroce_mr_access_ok(mw->iova, mw->length,
+						 mw->access, va, len, need);
 		/* Bound: the MR cannot be deregistered, users is not 0. */
 		mr = mw->mr;
 		refcount_inc(&mr->users);
@@ -262,19 +263,26 @@ static struct sroce_mr *sroce_mw_get_mr(struct sroce_qp *qp, u32 rkey,
 	spin_unlock_bh(&mw->lock);
 out:
 	rcu_read_unlock();
+	if (!mr)
+		return ERR_PTR(-ENOENT);
+	if (err) {
+		sroce_mr_put(mr);
+		return ERR_PTR(err);
+	}
 	return mr;
 }
 
 /*
- * The MR behind an rkey @qp received, held, with *@err as above: an MR's
- * key, or a memory window's, which resolves to the MR it is bound to.
+ * The MR behind an rkey @qp received, held and checked, or an error as
+ * above: an MR's key, or a memory window's, which resolves to the MR it
+ * is bound to.
  */
 static struct sroce_mr *sroce_rkey_get(struct sroce_qp *qp, u32 rkey, u64 va,
-				       u32 len, int need, int *err)
+				       u32 len, int need)
 {
 	if (sroce_key_is_mw(rkey))
-		return sroce_mw_get_mr(qp, rkey, va, len, need, err);
-	return sroce_mr_get_for(qp->ibqp.pd, rkey, va, len, need, err);
+		return sroce_mw_get_mr(qp, rkey, va, len, need);
+	return sroce_mr_get_for(qp->ibqp.pd, rkey, va, len, need);
 }
 
 /**
@@ -306,14 +314,12 @@ int sroce_rkey_check(struct sroce_qp *qp, u32 rkey, u64 va, u32 len, int need)
  */
 int sroce_rkey_rights(struct sroce_qp *qp, u32 rkey, u64 va, u32 len, int need)
 {
-	struct sroce_mr *mr;
-	int err;
+	struct sroce_mr *mr = sroce_rkey_get(qp, rkey, va, len, need);
 
-	mr = sroce_rkey_get(qp, rkey, va, len, need, &err);
-	if (!mr)
-		return -EACCES;
+	if (IS_ERR(mr))
+		return PTR_ERR(mr) == -ENOENT ? -EACCES : PTR_ERR(mr);
 	sroce_mr_put(mr);
-	return err;
+	return 0;
 }
 
 /**
@@ -332,10 +338,8 @@ int sroce_rkey_rights(struct sroce_qp *qp, u32 rkey, u64 va, u32 len, int need)
 int sroce_rkey_copy(struct sroce_qp *qp, u32 rkey, u64 va, u32 len,
 		    int need, struct sroce_copy *c)
 {
-	int err = 0;
-	struct sroce_mr *mr = sroce_rkey_get(qp, rkey, va, len, need, &err);
-
-	return sroce_mr_copy_put(mr, va, len, err, c);
+	return sroce_mr_copy_put(sroce_rkey_get(qp, rkey, va, len, need), va,
+				 len, c);
 }
 
 /**
@@ -356,11 +360,9 @@ int sroce_rkey_atomic(struct sroce_qp *qp, u32 rkey, u64 va, u8 op, u64 a,
 {
 	int need = op == SROCE_OP_ATOMIC_WRITE ? IB_ACCESS_REMOTE_WRITE :
 						 IB_ACCESS_REMOTE_ATOMIC;
-	struct sroce_mr *mr;
-	int err = 0;
+	struct sroce_mr *mr = sroce_rkey_get(qp, rkey, va, sizeof(u64), need);
 
-	mr = sroce_rkey_get(qp, rkey, va, sizeof(u64), need, &err);
-	return sroce_mr_atomic_put(mr, err, qp, va, op, a, b, orig);
+	return sroce_mr_atomic_put(mr, qp, va, op, a, b, orig);
 }
 
 /**

@@ -323,7 +323,6 @@ static int sroce_prefetch_get(struct ib_pd *pd, const struct ib_sge *sge,
 			      bool write, struct sroce_mr **mrp)
 {
 	struct sroce_mr *mr;
-	int err;
 
 	/*
 	 * BHs off while any MR may be held: an invalidation of a fast-
@@ -333,16 +332,14 @@ static int sroce_prefetch_get(struct ib_pd *pd, const struct ib_sge *sge,
 	 */
 	local_bh_disable();
 	mr = sroce_mr_get_for(pd, sge->lkey, sge->addr, sge->length,
-			      write ? IB_ACCESS_LOCAL_WRITE : 0, &err);
-	if (mr && !err && !mr->odp)
-		err = -EINVAL;
-	if (mr && err)
+			      write ? IB_ACCESS_LOCAL_WRITE : 0);
+	if (!IS_ERR(mr) && !mr->odp) {
 		sroce_mr_put(mr);
+		mr = ERR_PTR(-EINVAL);
+	}
 	local_bh_enable();
-	if (!mr)
-		return -EINVAL;
-	if (err)
-		return err == -EACCES && write ? -EPERM : -EINVAL;
+	if (IS_ERR(mr))
+		return PTR_ERR(mr) == -EACCES && write ? -EPERM : -EINVAL;
 	*mrp = mr;
 	return 0;
 }

@@ -482,10 +482,12 @@ static bool sroce_req_local(struct sroce_qp *qp, struct sroce_swqe *w)
 	return false;
 }
 
-/* Build one packet of @w at req_off. Caller holds sq_lock. */
+/*
+ * Build one packet of @w at req_off. Caller holds sq_lock. Return: the
+ * packet, or ERR_PTR(-ENOMEM) or a copy's error (sroce_sge_copy()).
+ */
 static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
-				       struct sroce_swqe *w, u32 *psnp,
-				       int *err)
+				       struct sroce_swqe *w, u32 *psnp)
 {
 	u32 psn = qp->req_psn, off = qp->req_off, paylen = 0, npkts = 1;
 	bool first = !off, last = true, ackreq, ud = sroce_qp_is_ud(qp);
@@ -546,10 +548,8 @@ static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 	skb = sroce_pkt_alloc(qp, ud ? &w->av : &qp->av,
 			      ud ? sroce_ud_sport(qp, w) : qp->sport,
 			      hlen + paylen + pad + SROCE_ICRC_LEN);
-	if (!skb) {
-		*err = -ENOMEM;
-		return NULL;
-	}
+	if (!skb)
+		return ERR_PTR(-ENOMEM);
 	bth = (struct sroce_bth *)skb->data;
 	sroce_bth_init(bth, opcode,
 		       last && (w->flags & IB_SEND_SOLICITED) &&
@@ -602,11 +602,13 @@ static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 			/* An ODP miss pauses the requester (odp.c). */
 			c.qp = qp;
 			c.kick = SROCE_ODP_KICK_REQ;
-			*err = sroce_sge_copy(qp->ibqp.pd, w->sge, w->num_sge,
-					      off, paylen, 0, &c);
-			if (*err) {
+			int err = sroce_sge_copy(qp->ibqp.pd, w->sge,
+						 w->num_sge, off, paylen, 0,
+						 &c);
+
+			if (err) {
 				kfree_skb(skb);
-				return NULL;
+				return ERR_PTR(err);
 			}
 		}
 		p += paylen;
@@ -709,8 +711,13 @@ again:
 		err = sroce_sge_prefault(qp, w->sge, w->num_sge,
 					 w->opcode == IB_WR_RDMA_READ ?
 					 w->length : sizeof(u64));
-	if (!err)
-		skb = sroce_req_build(qp, w, psn, &err);
+	if (!err) {
+		skb = sroce_req_build(qp, w, psn);
+		if (IS_ERR(skb)) {
+			err = PTR_ERR(skb);
+			skb = NULL;
+		}
+	}
 	if (err == -EAGAIN) {
 		/* An ODP fault is on its way; it resumes the requester. */
 		qp->odp_wait = true;

@@ -861,11 +861,11 @@ int sroce_sge_copy(struct ib_pd *pd, const struct ib_sge *sge, u32 num_sge,
 int sroce_sge_prefault(struct sroce_qp *qp, const struct ib_sge *sge,
 		       u32 num_sge, u32 len);
 struct sroce_mr *sroce_mr_get_for(struct ib_pd *pd, u32 key, u64 va, u32 len,
-				  int need, int *err);
+				  int need);
 u64 sroce_atomic_op(u64 *p, u8 op, u64 a, u64 b);
-int sroce_mr_atomic_put(struct sroce_mr *mr, int err, struct sroce_qp *qp,
-			u64 va, u8 op, u64 a, u64 b, u64 *orig);
-int sroce_mr_copy_put(struct sroce_mr *mr, u64 va, u32 len, int err,
+int sroce_mr_atomic_put(struct sroce_mr *mr, struct sroce_qp *qp, u64 va,
+			u8 op, u64 a, u64 b, u64 *orig);
+int sroce_mr_copy_put(struct sroce_mr *mr, u64 va, u32 len,
 		      struct sroce_copy *c);
 
 /* odp.c */
