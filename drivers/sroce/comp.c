@@ -444,11 +444,36 @@ static int sroce_comp_aeth(struct sroce_qp *qp, struct sroce_pkt *pkt,
 }
 
 /**
- * sroce_comp_rcv() - the completer's entry
+ * sroce_comp_fail_head() - complete the oldest WQE in error, and the QP
+ * @qp: the QP, no lock held
+ *
+ * The requester's call when it failed a WQE: the retries ran out
+ * (qp->req_err) or the WQE did not validate (w->bad). Nothing happens if
+ * neither holds any more (the QP left RTS meanwhile, say).
+ */
+void sroce_comp_fail_head(struct sroce_qp *qp)
+{
+	struct sroce_swqe *w;
+	bool fail = false;
+
+	spin_lock_bh(&qp->sq_lock);
+	if ((qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD) &&
+	    qp->sq.cons != qp->sq_head) {
+		w = sroce_swqe(qp, qp->sq.cons);
+		if (qp->req_err || w->bad) {
+			sroce_comp_fail(qp, qp->req_err ? qp->req_err : w->bad);
+			fail = true;
+		}
+	}
+	spin_unlock_bh(&qp->sq_lock);
+	if (fail)
+		sroce_qp_error(qp);
+}
+
+/**
+ * sroce_comp_rcv() - the completer's entry for a packet
  * @qp: the QP
- * @pkt: an ACK, NAK or READ response; NULL when the requester failed a WQE
- *	 (qp->req_err or a WQE that did not validate) and the completer must
- *	 complete it in error
+ * @pkt: an ACK, NAK, READ response or atomic ACK
  */
 void sroce_comp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 {
@@ -459,18 +484,6 @@ void sroce_comp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	spin_lock_bh(&qp->sq_lock);
 	if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD)
 		goto out;
-	if (!pkt) {
-		struct sroce_swqe *w;
-
-		if (qp->sq.cons == qp->sq_head)
-			goto out;
-		w = sroce_swqe(qp, qp->sq.cons);
-		if (qp->req_err || w->bad) {
-			sroce_comp_fail(qp, qp->req_err ? qp->req_err : w->bad);
-			fail = true;
-		}
-		goto out;
-	}
 	if (!sroce_pkt_from_peer(qp, pkt))
 		goto out;
 	/* A PSN never sent is not an answer to anything. */
@@ -505,7 +518,7 @@ out:
 	spin_unlock_bh(&qp->sq_lock);
 	if (fail)
 		sroce_qp_error(qp);
-	else if (pkt)
+	else
 		sroce_qp_run(qp);
 }
 

@@ -745,7 +745,7 @@ again:
 out:
 	spin_unlock_bh(&qp->sq_lock);
 	if (fail)
-		sroce_comp_rcv(qp, NULL);
+		sroce_comp_fail_head(qp);
 	return skb;
 }
 
@@ -799,7 +799,7 @@ enum hrtimer_restart sroce_req_timer(struct hrtimer *t)
 	spin_unlock(&qp->sq_lock);
 
 	if (fail != IB_WC_SUCCESS) {
-		sroce_comp_rcv(qp, NULL);
+		sroce_comp_fail_head(qp);
 		return HRTIMER_NORESTART;
 	}
 	sroce_qp_run(qp);

@@ -1066,6 +1066,7 @@ bool sroce_resp_uc_accept(u8 in_msg, u32 epsn, u32 psn, u8 opcode,
 
 /* comp.c */
 void sroce_comp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt);
+void sroce_comp_fail_head(struct sroce_qp *qp);
 int sroce_comp_ack(struct sroce_qp *qp, u32 psn, bool implied);
 int sroce_comp_nak_seq(struct sroce_qp *qp, u32 psn);
 void sroce_comp_flush(struct sroce_qp *qp);
