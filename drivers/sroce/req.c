@@ -72,27 +72,6 @@ u8 sroce_req_opcode(u32 wr_opcode, bool first, bool last)
 EXPORT_SYMBOL_IF_KUNIT(sroce_req_opcode);
 
 /**
- * sroce_req_npkts() - packets (PSNs) a message of @len bytes takes
- * @opcode: the WR opcode (IB_WR_*, SROCE_WR_*)
- * @len: message length
- * @pmtu: path MTU in bytes
- *
- * A zero-length message is still one packet. A compare-and-swap or
- * fetch-and-add is one packet whatever the length of its WQE, which is
- * that of the local buffer for the result (any size from 8 bytes).
- *
- * Return: the count, >= 1.
- */
-u32 sroce_req_npkts(u32 opcode, u32 len, u32 pmtu)
-{
-	if (opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
-	    opcode == IB_WR_ATOMIC_FETCH_AND_ADD)
-		return 1;
-	return len ? DIV_ROUND_UP(len, pmtu) : 1;
-}
-EXPORT_SYMBOL_IF_KUNIT(sroce_req_npkts);
-
-/**
  * sroce_ack_timeout_ns() - the local ACK timeout
  * @timeout: the QP attribute, 0..31
  *

@@ -15,15 +15,6 @@
 #include "sroce.h"
 #include "trace.h"
 
-/* qp->in_msg: the kind of multi-packet message in progress. */
-enum {
-	SROCE_MSG_NONE,
-	SROCE_MSG_SEND,
-	SROCE_MSG_WRITE,
-};
-
-#define SROCE_AETH_ACK_UNLIMITED	(SROCE_AETH_ACK | SROCE_AETH_CREDIT_INVAL)
-
 /* The requests executed once and answered from their remembered result. */
 static bool sroce_opcode_is_atomic(u8 op)
 {
@@ -197,8 +188,8 @@ static int sroce_resp_take_rwqe(struct sroce_qp *qp)
  * QPs that complete into it), so that the sender is not told that a
  * message nobody will see was delivered.
  */
-static int sroce_resp_complete(struct sroce_qp *qp, struct sroce_wc *wc,
-			       bool solicited)
+int sroce_resp_complete(struct sroce_qp *qp, struct sroce_wc *wc,
+			bool solicited)
 {
 	int err;
 
@@ -221,7 +212,7 @@ static int sroce_resp_complete(struct sroce_qp *qp, struct sroce_wc *wc,
 	return 0;
 }
 
-static void sroce_resp_fail_rwqe(struct sroce_qp *qp, enum ib_wc_status st)
+void sroce_resp_fail_rwqe(struct sroce_qp *qp, enum ib_wc_status st)
 {
 	struct sroce_wc wc = { .status = st, .opcode = IB_WC_RECV };
 
@@ -237,7 +228,7 @@ static void sroce_resp_fail_rwqe(struct sroce_qp *qp, enum ib_wc_status st)
  * (nothing consumed from an RQ); -EINVAL when the WQE was bad and has
  * completed in error.
  */
-static int sroce_resp_get_rwqe(struct sroce_qp *qp, struct sroce_pkt *pkt)
+int sroce_resp_get_rwqe(struct sroce_qp *qp, struct sroce_pkt *pkt)
 {
 	int err = sroce_resp_take_rwqe(qp);
 
@@ -275,15 +266,6 @@ static int sroce_resp_nak(struct sroce_pkt *pkt, u8 *nak, u8 syn, int err)
 	return err;
 }
 
-/*
- * An ODP MR is being faulted in (odp.c): the packet gets an RNR NAK and
- * comes again, the receive WQE stays taken.
- */
-static bool sroce_resp_odp_miss(int err)
-{
-	return err == -EAGAIN || err == -ENOMEM;
-}
-
 /* sroce_resp_get_rwqe() failed: RNR, or a bad receive WQE failed. */
 static int sroce_resp_no_rwqe(u8 *nak, int err)
 {
@@ -297,8 +279,7 @@ static int sroce_resp_no_rwqe(u8 *nak, int err)
  * the address the message's first packet gave): the copy carries the
  * ICRC check, and nothing is committed before it passes.
  */
-static int sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
-			   u8 *nak)
+int sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt, u8 *nak)
 {
 	struct sroce_copy c = { .skb = pkt->skb, .off = pkt->payoff,
 				.to_mr = true, .qp = qp };
@@ -381,8 +362,7 @@ static int sroce_resp_rkey_ok(struct sroce_qp *qp, u32 rkey, u64 va, u32 len,
 	return sroce_rkey_check(qp, rkey, va, len, need);
 }
 
-static int sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
-			    u8 *nak)
+int sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt, u8 *nak)
 {
 	struct sroce_copy c = { .skb = pkt->skb, .off = pkt->payoff,
 				.to_mr = true, .qp = qp };
@@ -869,382 +849,6 @@ void sroce_resp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		sroce_qp_error(qp);
 	sroce_qp_run(qp);
 }
-
-/**
- * sroce_resp_uc_accept() - whether a UC packet is executed
- * @in_msg: SROCE_MSG_* in progress
- * @epsn: the PSN that continues it
- * @psn: the packet's PSN
- * @opcode: the packet's opcode
- * @abandon: set when the message in progress is given up
- *
- * UC has no acknowledgements and no retransmission: a packet lost inside
- * a message loses the whole message, silently, and the responder waits
- * for the first packet of a later message, whatever its PSN.
- *
- * Return: true to execute the packet, false to drop it.
- */
-bool sroce_resp_uc_accept(u8 in_msg, u32 epsn, u32 psn, u8 opcode,
-			  bool *abandon)
-{
-	u8 next;
-
-	*abandon = false;
-	if (in_msg != SROCE_MSG_NONE && psn == epsn &&
-	    !sroce_resp_opseq(in_msg, opcode, &next))
-		return true;
-	*abandon = in_msg != SROCE_MSG_NONE;
-	return !sroce_resp_opseq(SROCE_MSG_NONE, opcode, &next);
-}
-EXPORT_SYMBOL_IF_KUNIT(sroce_resp_uc_accept);
-
-/**
- * sroce_resp_uc() - the responder's entry for a UC packet
- * @qp: the UC QP it names
- * @pkt: the packet
- *
- * SEND and WRITE as on RC, but nothing goes back: a message with no
- * receive WQE, a bad rkey or a lost packet is dropped, and only an error
- * that completes a receive WQE (too long, bad lkey) takes the QP to ERR.
- */
-void sroce_resp_uc(struct sroce_qp *qp, struct sroce_pkt *pkt)
-{
-	u8 op = pkt->opcode & SROCE_OP_MASK, nak, next;
-	bool abandon, fail = false;
-	int err;
-
-	spin_lock_bh(&qp->rq_lock);
-	if (qp->state < IB_QPS_RTR || qp->state == IB_QPS_ERR ||
-	    !sroce_pkt_from_peer(qp, pkt))
-		goto out;
-	if (!sroce_resp_uc_accept(qp->in_msg, qp->epsn, pkt->psn,
-				  pkt->opcode, &abandon) ||
-	    ((pkt->hdrs & SROCE_HDR_RETH) && !sroce_pkt_icrc_ok(pkt))) {
-		if (abandon && sroce_pkt_icrc_ok(pkt)) {
-			qp->in_msg = SROCE_MSG_NONE;
-			qp->rcv_off = 0;
-			sroce_qp_count(qp, SROCE_CNT_RX_OUT_OF_SEQ, 1);
-		}
-		goto out;
-	}
-	if (abandon) {
-		sroce_qp_count(qp, SROCE_CNT_RX_OUT_OF_SEQ, 1);
-		qp->in_msg = SROCE_MSG_NONE;
-		qp->rcv_off = 0;
-	}
-	sroce_resp_opseq(qp->in_msg, pkt->opcode, &next);
-	qp->rwqe_failed = false;
-	if (op <= SROCE_OP_SEND_ONLY_IMM)
-		err = sroce_resp_send(qp, pkt, &nak);
-	else
-		err = sroce_resp_write(qp, pkt, &nak);
-	if (err == -EBADMSG)
-		goto out;	/* corrupt: as if lost */
-	qp->epsn = sroce_psn_add(pkt->psn, 1);
-	if (!err) {
-		qp->in_msg = next;
-	} else {
-		/* The message is lost; a receive WQE completed in error
-		 * (length, protection) also ends the QP.
-		 */
-		qp->in_msg = SROCE_MSG_NONE;
-		qp->rcv_off = 0;
-		fail = qp->rwqe_failed;
-	}
-out:
-	spin_unlock_bh(&qp->rq_lock);
-	if (fail)
-		sroce_qp_error(qp);
-}
-
-/**
- * sroce_resp_ud() - a UD datagram (or a MAD for QP1)
- * @qp: the UD or GSI QP it names
- * @pkt: the packet, ICRC checked
- *
- * The receive WQE gets the 40-byte GRH area first, as ib_core and the rxe
- * provider expect on RoCEv2: the IPv6 header, or an IPv4 header in its last
- * 20 bytes. A datagram with no receive WQE, a wrong Q_Key or too little
- * room is dropped, as UD allows.
- */
-void sroce_resp_ud(struct sroce_qp *qp, struct sroce_pkt *pkt)
-{
-	struct sroce_copy c = { .skb = pkt->skb, .off = pkt->payoff,
-				.to_mr = true, .qp = qp };
-	bool v6 = pkt->skb->protocol == htons(ETH_P_IPV6);
-	struct sroce_wc wc = {
-		.status = IB_WC_SUCCESS,
-		.opcode = IB_WC_RECV,
-		.flags = IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE,
-		.network_hdr_type = v6 ? RDMA_NETWORK_IPV6 : RDMA_NETWORK_IPV4,
-	};
-	struct sroce_copy g = { .to_mr = true, .qp = qp };
-	u8 grh[40] = {};
-	u8 op = pkt->opcode & SROCE_OP_MASK;
-	bool fail = false;
-	u32 crc;
-	int err;
-
-	if (v6)
-		memcpy(grh, skb_network_header(pkt->skb), 40);
-	else
-		memcpy(grh + 20, skb_network_header(pkt->skb), 20);
-	g.buf = grh;
-	/*
-	 * ib_core finds the GID a datagram came to by its address and VLAN
-	 * (ib_init_ah_attr_from_wc()): without the VLAN, a MAD to a VLAN
-	 * netdev's GID matches no GID and ib_cm drops it, so rdma_cm could
-	 * not accept a connection there. The netdev is the one it arrived on
-	 * (or, from this host, the one that owns its destination address).
-	 */
-	if (is_vlan_dev(pkt->skb->dev)) {
-		wc.flags |= IB_WC_WITH_VLAN;
-		wc.vlan_id = vlan_dev_vlan_id(pkt->skb->dev);
-	}
-
-	spin_lock_bh(&qp->rq_lock);
-	if (qp->state < IB_QPS_RTR || qp->state == IB_QPS_ERR ||
-	    pkt->paylen > qp->pmtu)
-		goto drop;
-	if (sroce_deth_qkey(&pkt->deth) != qp->qkey)
-		goto drop;
-	if (!qp->have_rwqe && sroce_resp_get_rwqe(qp, pkt))
-		goto drop;
-	if (qp->rwqe.length < sizeof(grh) + pkt->paylen) {
-		if (sroce_pkt_icrc_ok(pkt))
-			sroce_resp_fail_rwqe(qp, IB_WC_LOC_LEN_ERR);
-		goto drop;
-	}
-	c.crc = sroce_pkt_icrc_copy(pkt, &crc);
-	err = sroce_sge_copy(qp->ibqp.pd, qp->rwqe.sge, qp->rwqe.num_sge, 0,
-			     sizeof(grh), IB_ACCESS_LOCAL_WRITE, &g);
-	if (!err)
-		err = sroce_sge_copy(qp->ibqp.pd, qp->rwqe.sge,
-				     qp->rwqe.num_sge, sizeof(grh),
-				     pkt->paylen, IB_ACCESS_LOCAL_WRITE, &c);
-	/* ODP: dropped, no RNR NAK on UD; the WQE waits for the next one. */
-	if (sroce_resp_odp_miss(err))
-		goto drop;
-	if (err) {
-		if (sroce_pkt_icrc_ok(pkt))
-			sroce_resp_fail_rwqe(qp, IB_WC_LOC_PROT_ERR);
-		goto drop;
-	}
-	/* A corrupt datagram leaves the receive WQE for the next one. */
-	if (!sroce_pkt_icrc_placed(pkt, crc))
-		goto drop;
-	if (op == SROCE_OP_SEND_ONLY_IMM) {
-		wc.flags |= IB_WC_WITH_IMM;
-		wc.imm = pkt->imm;
-	}
-	wc.byte_len = sizeof(grh) + pkt->paylen;
-	/* The sender, not a connected peer. */
-	wc.src_qp = sroce_deth_sqp(&pkt->deth);
-	fail = sroce_resp_complete(qp, &wc, pkt->se);
-drop:
-	spin_unlock_bh(&qp->rq_lock);
-	if (fail)
-		sroce_qp_error(qp);
-}
-
-/*
- * Build the next packet of a READ job; NULL when its MR went away, an
- * ERR_PTR when it must wait (memory, an ODP fault).
- */
-static struct sk_buff *sroce_resp_read_pkt(struct sroce_qp *qp,
-					   struct sroce_rjob *j, u32 *psnp)
-{
-	u32 paylen = min(qp->pmtu, j->len - j->off), pad, crc;
-	bool first = !j->off && !j->mid, last = j->off + paylen == j->len;
-	struct sroce_copy c = {};
-	struct sk_buff *skb;
-	unsigned int hlen;
-	u8 opcode, *p;
-	u32 psn;
-	int err;
-
-	if (first)
-		opcode = last ? SROCE_OP_READ_RESP_ONLY :
-				SROCE_OP_READ_RESP_FIRST;
-	else
-		opcode = last ? SROCE_OP_READ_RESP_LAST :
-				SROCE_OP_READ_RESP_MIDDLE;
-	psn = sroce_psn_add(j->psn, j->off / qp->pmtu);
-	pad = sroce_pad_len(paylen);
-	hlen = sroce_opcode_hdr_len(opcode);
-	skb = sroce_pkt_alloc(qp, &qp->av, qp->sport,
-			      hlen + paylen + pad + SROCE_ICRC_LEN);
-	if (!skb)
-		return ERR_PTR(-ENOMEM);
-	sroce_bth_init((struct sroce_bth *)skb->data, opcode, 0, pad,
-		       SROCE_DEFAULT_PKEY, qp->dest_qpn, 0, psn);
-	p = skb->data + sizeof(struct sroce_bth);
-	if (sroce_opcode_hdrs(opcode) & SROCE_HDR_AETH) {
-		sroce_aeth_init((struct sroce_aeth *)p,
-				SROCE_AETH_ACK_UNLIMITED, j->msn);
-		p += sizeof(struct sroce_aeth);
-	}
-	crc = sroce_pkt_icrc_start(skb, p);
-	c.buf = p;
-	c.crc = &crc;
-	/* An ODP miss keeps the job; the fault runs the QP again. */
-	c.qp = qp;
-	c.kick = SROCE_ODP_KICK_RUN;
-	err = paylen ? sroce_rkey_copy(qp, j->rkey, j->va + j->off, paylen,
-				       IB_ACCESS_REMOTE_READ, &c) : 0;
-	if (err) {
-		kfree_skb(skb);
-		return sroce_resp_odp_miss(err) ? ERR_PTR(-EAGAIN) : NULL;
-	}
-	p += paylen;
-	sroce_pkt_icrc_end(skb, crc, pad);
-	j->off += paylen;
-	*psnp = psn;
-	return skb;
-}
-
-/* An ACK or NAK, or an ATOMIC ACKNOWLEDGE carrying the original value. */
-static struct sk_buff *sroce_resp_ack_pkt(struct sroce_qp *qp,
-					  const struct sroce_rjob *j)
-{
-	bool atomic = j->type == SROCE_RJOB_ATOMIC;
-	u8 opcode = atomic ? SROCE_OP_ATOMIC_ACK : SROCE_OP_ACK;
-	unsigned int hlen = sroce_opcode_hdr_len(opcode);
-	struct sk_buff *skb;
-	u8 *p;
-	u32 crc;
-
-	skb = sroce_pkt_alloc(qp, &qp->av, qp->sport, hlen + SROCE_ICRC_LEN);
-	if (!skb)
-		return NULL;
-	sroce_bth_init((struct sroce_bth *)skb->data, opcode, 0, 0,
-		       SROCE_DEFAULT_PKEY, qp->dest_qpn, 0, j->psn);
-	p = skb->data + sizeof(struct sroce_bth);
-	sroce_aeth_init((struct sroce_aeth *)p,
-			atomic ? SROCE_AETH_ACK_UNLIMITED : j->syn, j->msn);
-	if (atomic)
-		sroce_atmack_init((struct sroce_atmack *)
-				  (p + sizeof(struct sroce_aeth)), j->va);
-	crc = sroce_pkt_icrc_start(skb, skb->data + hlen);
-	sroce_pkt_icrc_end(skb, crc, 0);
-	return skb;
-}
-
-/*
- * Whether this jiffy's READ responses are used up; counts one if not. Only
- * a request for more than the window is paced: a requester that asks in
- * chunks (sroce does) recovers a loss without a timer and is never held
- * up.
- */
-static bool sroce_resp_paced(struct sroce_qp *qp, const struct sroce_rjob *j)
-{
-	unsigned long now = jiffies;
-
-	if (!qp->rd_pace || !j->big)
-		return false;
-	if (qp->rd_pace_tick != now) {
-		qp->rd_pace_tick = now;
-		qp->rd_pace_sent = 0;
-	}
-	if (qp->rd_pace_sent >= qp->rd_pace)
-		return true;
-	qp->rd_pace_sent++;
-	return false;
-}
-
-/**
- * sroce_resp_next() - the responder's next packet, in PSN order
- * @qp: the QP
- * @psn: set to the packet's PSN
- *
- * Return: a packet ready for sroce_pkt_xmit(), or NULL.
- */
-struct sk_buff *sroce_resp_next(struct sroce_qp *qp, u32 *psn)
-{
-	struct sk_buff *skb = NULL;
-	struct sroce_rjob *j;
-	bool paced = false;
-
-	spin_lock_bh(&qp->rq_lock);
-	while (qp->job_head != qp->job_tail) {
-		j = sroce_rjob_at(qp, qp->job_head);
-		if (j->type != SROCE_RJOB_READ) {
-			skb = sroce_resp_ack_pkt(qp, j);
-			if (!skb)
-				break;
-			*psn = j->psn;
-			qp->job_head++;
-			if (j->type == SROCE_RJOB_ATOMIC)
-				qp->rd_pending--;
-			break;
-		}
-		/* READ responses stop in ERR; ACKs and NAKs still go. */
-		if (qp->state != IB_QPS_ERR) {
-			paced = sroce_resp_paced(qp, j);
-			if (paced)
-				break;
-			skb = sroce_resp_read_pkt(qp, j, psn);
-			if (IS_ERR(skb)) {
-				skb = NULL;
-				break;
-			}
-		}
-		if (skb && j->off < j->len)
-			break;
-		/* Done, or its MR went away: the requester will time out. */
-		qp->rjob_last = *j;
-		qp->job_head++;
-		qp->rd_pending--;
-		if (skb)
-			break;
-	}
-	spin_unlock_bh(&qp->rq_lock);
-	if (paced)
-		sroce_qp_schedule(qp, 1);
-	return skb;
-}
-
-/* Whether @psn is one of the response packets of READ job @j. */
-static bool sroce_rjob_covers(struct sroce_qp *qp, const struct sroce_rjob *j,
-			      u32 psn)
-{
-	int d = sroce_psn_diff(psn, j->psn);
-
-	return j->type == SROCE_RJOB_READ && d >= 0 &&
-	       d < sroce_req_npkts(0, j->len, qp->pmtu);
-}
-
-/**
- * sroce_resp_rewind() - a READ response at @psn was dropped on the way out
- * @qp: the QP
- * @psn: its PSN; the job goes back there
- */
-void sroce_resp_rewind(struct sroce_qp *qp, u32 psn)
-{
-	struct sroce_rjob *j;
-
-	spin_lock_bh(&qp->rq_lock);
-	if (qp->job_head != qp->job_tail) {
-		j = sroce_rjob_at(qp, qp->job_head);
-		if (sroce_rjob_covers(qp, j, psn)) {
-			j->off = sroce_psn_diff(psn, j->psn) * qp->pmtu;
-			goto out;
-		}
-	}
-	/* The last packet of the job before it (a dropped ACK is not). */
-	j = &qp->rjob_last;
-	if (j->len && sroce_rjob_covers(qp, j, psn) &&
-	    qp->job_tail - qp->job_head < SROCE_RJOBS) {
-		j->off = sroce_psn_diff(psn, j->psn) * qp->pmtu;
-		qp->job_head--;
-		*sroce_rjob_at(qp, qp->job_head) = *j;
-		qp->rd_pending++;
-		j->len = 0;
-	}
-out:
-	spin_unlock_bh(&qp->rq_lock);
-}
-EXPORT_SYMBOL_IF_KUNIT(sroce_resp_rewind);
 
 /* Forget every queued job and message in progress. Caller holds rq_lock. */
 void sroce_resp_reset(struct sroce_qp *qp)

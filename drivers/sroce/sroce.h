@@ -1029,13 +1029,32 @@ int sroce_srq_take(struct sroce_srq *srq, struct sroce_rwqe *rwqe,
 void sroce_srq_event(struct sroce_srq *srq);
 
 /* req.c */
+/**
+ * sroce_req_npkts() - packets (PSNs) a message of @len bytes takes
+ * @opcode: the WR opcode (IB_WR_*, SROCE_WR_*)
+ * @len: message length
+ * @pmtu: path MTU in bytes
+ *
+ * A zero-length message is still one packet. A compare-and-swap or
+ * fetch-and-add is one packet whatever the length of its WQE, which is
+ * that of the local buffer for the result (any size from 8 bytes).
+ *
+ * Return: the count, >= 1.
+ */
+static inline u32 sroce_req_npkts(u32 opcode, u32 len, u32 pmtu)
+{
+	if (opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+	    opcode == IB_WR_ATOMIC_FETCH_AND_ADD)
+		return 1;
+	return len ? DIV_ROUND_UP(len, pmtu) : 1;
+}
+
 u32 sroce_req_fetch(struct sroce_qp *qp);
 struct sk_buff *sroce_req_next(struct sroce_qp *qp, u32 *psn);
 void sroce_req_rewind(struct sroce_qp *qp, u32 psn);
 void sroce_req_arm_timer(struct sroce_qp *qp);
 enum hrtimer_restart sroce_req_timer(struct hrtimer *t);
 u8 sroce_req_opcode(u32 wr_opcode, bool first, bool last);
-u32 sroce_req_npkts(u32 opcode, u32 len, u32 pmtu);
 u32 sroce_rd_chunk_pkts(u8 max_rd_atomic);
 u8 sroce_cwnd_grow(u8 cwnd, u32 acked);
 u16 sroce_rd_pace_next(u16 pace, bool loss);
@@ -1044,11 +1063,30 @@ u64 sroce_ack_timeout_ns(u8 timeout);
 u64 sroce_rnr_timer_ns(u8 code);
 
 /* resp.c */
+/* qp->in_msg: the kind of multi-packet message in progress. */
+enum {
+	SROCE_MSG_NONE,
+	SROCE_MSG_SEND,
+	SROCE_MSG_WRITE,
+};
+
+int sroce_resp_get_rwqe(struct sroce_qp *qp, struct sroce_pkt *pkt);
+int sroce_resp_complete(struct sroce_qp *qp, struct sroce_wc *wc,
+			bool solicited);
+void sroce_resp_fail_rwqe(struct sroce_qp *qp, enum ib_wc_status st);
+int sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt, u8 *nak);
+int sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt, u8 *nak);
+
+/*
+ * An ODP MR is being faulted in (odp.c): the packet gets an RNR NAK and
+ * comes again, the receive WQE stays taken.
+ */
+static inline bool sroce_resp_odp_miss(int err)
+{
+	return err == -EAGAIN || err == -ENOMEM;
+}
+
 void sroce_resp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt);
-void sroce_resp_ud(struct sroce_qp *qp, struct sroce_pkt *pkt);
-void sroce_resp_uc(struct sroce_qp *qp, struct sroce_pkt *pkt);
-struct sk_buff *sroce_resp_next(struct sroce_qp *qp, u32 *psn);
-void sroce_resp_rewind(struct sroce_qp *qp, u32 psn);
 bool sroce_resp_push(struct sroce_qp *qp, const struct sroce_rjob *j);
 void sroce_resp_replay(struct sroce_qp *qp, const struct sroce_rjob *j);
 void sroce_resp_reset(struct sroce_qp *qp);
@@ -1061,6 +1099,14 @@ enum sroce_psn_class {
 
 enum sroce_psn_class sroce_resp_classify(u32 epsn, u32 psn);
 int sroce_resp_opseq(u8 in_msg, u8 opcode, u8 *next);
+
+/* resp_tx.c */
+struct sk_buff *sroce_resp_next(struct sroce_qp *qp, u32 *psn);
+void sroce_resp_rewind(struct sroce_qp *qp, u32 psn);
+
+/* uc_ud.c */
+void sroce_resp_ud(struct sroce_qp *qp, struct sroce_pkt *pkt);
+void sroce_resp_uc(struct sroce_qp *qp, struct sroce_pkt *pkt);
 bool sroce_resp_uc_accept(u8 in_msg, u32 epsn, u32 psn, u8 opcode,
 			  bool *abandon);
 

@@ -134,6 +134,8 @@ struct sroce_aeth {
 #define SROCE_AETH_NAK		0x60
 #define SROCE_AETH_CREDIT_MASK	0x1f
 #define SROCE_AETH_CREDIT_INVAL	0x1f
+/* An ACK that grants no end-to-end credits: what sroce sends. */
+#define SROCE_AETH_ACK_UNLIMITED	(SROCE_AETH_ACK | SROCE_AETH_CREDIT_INVAL)
 #define SROCE_AETH_NAK_PSN_SEQ	0x60
 #define SROCE_AETH_NAK_INVALID	0x61
 #define SROCE_AETH_NAK_REM_ACC	0x62
