@@ -182,6 +182,9 @@ for k in 6.1 6.12 7.2 debug; do
 		mx $k sparse step "sparse (C=2) clean against $k" "$here/build.sh" $k C=2
 done
 step "checkpatch --strict clean" "$here/lint.sh"
+# The driver's layering (Documentation/design.rst, Layers).
+step "driver objects: no import circle of more than 5 (nm)" \
+	python3 "$here/layers.py" "$top/build/6.1/drivers/sroce" --max 5
 step "wire.h user-space self-test" \
 	bash -c "make -s -C '$top/tools' && '$top/tools/sroce-wirecheck' --selftest"
 
