@@ -7,7 +7,7 @@
 # ib_write_lat at 2 and 64 bytes; in one guest (client and server on the
 # same device) and between two guests; the drivers alternate run by run
 # (sroce, rxe, sroce, rxe, ...) for --rounds rounds. Each guest boot runs one
-# driver in one setup (tests/guest/bench.sh). The numbers go to
+# driver in one setup (tests/guest/perf.sh). The numbers go to
 # OUT/results.txt, the table to OUT/table.txt and stdout. A driver that
 # cannot be loaded, or a run that fails, shows "fail", never a number.
 #
@@ -77,7 +77,7 @@ results=$out/results.txt
 : >"$results"
 t0=$(date +%s)
 
-# The runs of tests/guest/bench.sh, to mark them all failed when a guest
+# The runs of tests/guest/perf.sh, to mark them all failed when a guest
 # left nothing.
 IFS=, read -ra RUNS <<<"$RUNS_CSV"
 
@@ -106,7 +106,7 @@ for ((round = 1; round <= rounds; round++)); do
 				"$here/vm-run.sh" --kernel "$kernel" --vms $vms \
 					--cpus $((3 - vms)) --out "$dir" \
 					--timeout "$vm_timeout" -- "${genv[@]}" \
-					"$top/tests/guest/bench.sh" "$drv" "$setup" >"$dir.log" 2>&1
+					"$top/tests/guest/perf.sh" "$drv" "$setup" >"$dir.log" 2>&1
 				status=$(tail -n1 "$dir.log")
 			fi
 			echo "bench: round $round, $setup, $drv: $status ($(($(date +%s) - s)) s)"

@@ -268,7 +268,7 @@ full_suite() {
 	mx "$k" fuzz vm "fuzz-$k" "$k" 2 "$top/tests/guest/run.sh" fuzz.sh
 	# Loss, reordering, duplication and corruption (netem) under RC,
 	# atomics, UD and NVMe-oF with fio verify, in one boot.
-	mx "$k" integrity vm "integrity-netem-$k" "$k" 2 "$top/tests/guest/run.sh" integrity.sh sroce sroce $nibytes netem + nvmeof.sh sroce sroce $nnbytes netem
+	mx "$k" netem vm "integrity-netem-$k" "$k" 2 "$top/tests/guest/run.sh" integrity.sh sroce sroce $nibytes netem + nvmeof.sh sroce sroce $nnbytes netem
 	# The kernel's consumers, then the RDMA stacks of the userland
 	# (middleware.sh: UCX, Open MPI, libfabric, qperf; against rdma_rxe
 	# their RC parts), in the same boots.
@@ -302,6 +302,12 @@ short_suite() {
 	# (4 MiB through each).
 	mx "$k" ulp vm "nvmeof-$k" "$k" 2 "$top/tests/guest/run.sh" nvmeof.sh sroce sroce 16M + chaos-peer.sh 3 kill link-delete rmmod + storm.sh sroce sroce 4M + middleware.sh sroce sroce "$(mw_parts "$k")"
 	mw_trixie "$k"
+	# The hostile wire on this kernel too, in one boot: hand-built
+	# packets and forged ones from a third address into live QPs
+	# (rx.sh), 2*10^5 fuzzed frames (6.1 takes 10^6), and RC and
+	# atomics moving 4 MiB through loss, reordering, duplication and
+	# corruption (netem).
+	mx "$k" rx mx "$k" fuzz mx "$k" netem vm "hostile-$k" "$k" 2 "$top/tests/guest/run.sh" rx.sh + fuzz.sh 200000 + integrity.sh sroce sroce 4M netem
 	dkms_install "$k"
 }
 

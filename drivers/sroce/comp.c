@@ -278,7 +278,7 @@ static int sroce_comp_atomic_done(struct sroce_qp *qp, struct sroce_swqe *w,
 
 /*
  * An ATOMIC ACKNOWLEDGE: the original value goes into the WQE's first 8
- * bytes. Checked before anything is placed: it is 8 bytes.
+ * bytes. Its ICRC was checked on receipt (rx.c): it is 8 bytes.
  *
  * Return: -errno to fail the QP.
  */
@@ -291,8 +291,6 @@ static int sroce_comp_atomic_ack(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	u64 orig = sroce_atmack_orig(&pkt->atmack);
 	int err;
 
-	if (!sroce_pkt_icrc_ok(pkt))
-		return 0;
 	if ((sroce_aeth_syn(&pkt->aeth) & SROCE_AETH_TYPE_MASK) !=
 	    SROCE_AETH_ACK)
 		goto malformed;
@@ -491,8 +489,7 @@ void sroce_comp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		goto out;
 	switch (pkt->opcode & SROCE_OP_MASK) {
 	case SROCE_OP_ACK:
-		if (sroce_pkt_icrc_ok(pkt))
-			err = sroce_comp_aeth(qp, pkt, &st);
+		err = sroce_comp_aeth(qp, pkt, &st);
 		break;
 	case SROCE_OP_READ_RESP_FIRST:
 	case SROCE_OP_READ_RESP_MIDDLE:

@@ -657,14 +657,6 @@ static int sroce_resp_execute(struct sroce_qp *qp, struct sroce_pkt *pkt,
 
 	if (sroce_resp_opseq(qp->in_msg, pkt->opcode, &next))
 		return sroce_resp_nak(pkt, nak, SROCE_AETH_NAK_INVALID, -EINVAL);
-	/*
-	 * A packet that names the address it acts on (a READ, the first
-	 * packet of a WRITE) is checked first: a corrupt address must never
-	 * be written to or read from.
-	 */
-	if ((pkt->hdrs & (SROCE_HDR_RETH | SROCE_HDR_ATMETH)) &&
-	    !sroce_pkt_icrc_ok(pkt))
-		return -EBADMSG;
 	switch (op) {
 	case SROCE_OP_READ_REQ:
 		err = sroce_resp_read(qp, pkt, nak);

@@ -108,6 +108,19 @@ static bool sroce_parse(struct sk_buff *skb, struct sroce_pkt *pkt)
 	return true;
 }
 
+/*
+ * Whether a packet's ICRC may wait for the copy that places its payload,
+ * which checks it in the same pass (resp.c, uc_ud.c, comp.c): payload that
+ * is placed at an address the packet does not name itself (SEND, WRITE
+ * after its first packet, READ response). A packet that names an address
+ * (RETH) is checked before anything acts on it, so a corrupt address is
+ * never written or read.
+ */
+static bool sroce_pkt_fusable(const struct sroce_pkt *pkt)
+{
+	return pkt->paylen && !(pkt->hdrs & SROCE_HDR_RETH);
+}
+
 /**
  * sroce_rcv() - process one RoCEv2 packet for a device
  * @sdev: the device it arrived on
@@ -136,6 +149,13 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool local)
 		sroce_count(sdev, SROCE_CNT_RX_ICRC_ERR, 1);
 		goto drop;
 	}
+	/*
+	 * Every other packet is checked here, once: the handlers then check
+	 * only a fusable packet they do not place (sroce_pkt_icrc_ok() is a
+	 * no-op for one checked already).
+	 */
+	if (!sroce_pkt_fusable(&pkt) && !sroce_pkt_icrc_ok(&pkt))
+		goto drop;
 
 	if (!sroce_pkey_ok(pkt.pkey)) {
 		if (sroce_pkt_icrc_ok(&pkt))

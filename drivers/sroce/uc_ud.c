@@ -58,8 +58,7 @@ void sroce_resp_uc(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	    !sroce_pkt_from_peer(qp, pkt))
 		goto out;
 	if (!sroce_resp_uc_accept(qp->in_msg, qp->epsn, pkt->psn,
-				  pkt->opcode, &abandon) ||
-	    ((pkt->hdrs & SROCE_HDR_RETH) && !sroce_pkt_icrc_ok(pkt))) {
+				  pkt->opcode, &abandon)) {
 		if (abandon && sroce_pkt_icrc_ok(pkt)) {
 			qp->in_msg = SROCE_MSG_NONE;
 			qp->rcv_off = 0;

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Guest side of scripts/bench.sh: bench.sh DRIVER one|two
+# Guest side of scripts/bench.sh: perf.sh DRIVER one|two
 # Creates the device with DRIVER (sroce or rxe) and runs perftest:
 # ib_write_bw, ib_read_bw, ib_send_bw at 64 KiB and ib_send_lat,
 # ib_write_lat at 2 and 64 bytes, over the IPv4 GID.
@@ -27,8 +27,8 @@ here=$(dirname "$0")
 # shellcheck source=tests/guest/rdma-lib.sh
 . "$here/rdma-lib.sh"
 
-DRIVER=${1:?usage: bench.sh sroce|rxe one|two}
-SETUP=${2:?usage: bench.sh sroce|rxe one|two}
+DRIVER=${1:?usage: perf.sh sroce|rxe one|two}
+SETUP=${2:?usage: perf.sh sroce|rxe one|two}
 SECS=${BENCH_SECS:-5}
 ITERS=${BENCH_ITERS:-1000}
 LIMIT=${BENCH_TIMEOUT:-60}
