@@ -1057,8 +1057,6 @@ enum hrtimer_restart sroce_req_timer(struct hrtimer *t);
 u8 sroce_req_opcode(u32 wr_opcode, bool first, bool last);
 u32 sroce_rd_chunk_pkts(u8 max_rd_atomic);
 u8 sroce_cwnd_grow(u8 cwnd, u32 acked);
-u16 sroce_rd_pace_next(u16 pace, bool loss);
-int sroce_flush_need(u32 plt, u32 sel);
 u64 sroce_ack_timeout_ns(u8 timeout);
 u64 sroce_rnr_timer_ns(u8 code);
 
@@ -1099,6 +1097,8 @@ enum sroce_psn_class {
 
 enum sroce_psn_class sroce_resp_classify(u32 epsn, u32 psn);
 int sroce_resp_opseq(u8 in_msg, u8 opcode, u8 *next);
+u16 sroce_rd_pace_next(u16 pace, bool loss);
+int sroce_flush_need(u32 plt, u32 sel);
 
 /* resp_tx.c */
 struct sk_buff *sroce_resp_next(struct sroce_qp *qp, u32 *psn);
