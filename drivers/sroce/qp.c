@@ -554,9 +554,23 @@ static void sroce_qp_reset_locked(struct sroce_qp *qp)
 	qp->msn = 0;
 }
 
-static int sroce_qp_check_attr(struct sroce_qp *qp, struct ib_qp_attr *a,
-			       int mask, enum ib_qp_state cur,
-			       enum ib_qp_state next)
+/**
+ * sroce_qp_check_attr() - may @qp go from @cur to @next with these attributes
+ * @qp: the QP (its type decides the transition table)
+ * @a: the attributes
+ * @mask: which of @a are given (IB_QP_*)
+ * @cur: the state it is in
+ * @next: the state asked for
+ *
+ * ib_core's transition table (ib_modify_qp_is_ok()), then sroce's own
+ * limits on the values: port 1, the P_Key index, the RD atomic depths,
+ * MTU, timers and counts in range, access flags sroce knows, no alternate
+ * path or resize, and a RoCE v2 GID for the path.
+ *
+ * Return: 0 or -EINVAL.
+ */
+int sroce_qp_check_attr(struct sroce_qp *qp, struct ib_qp_attr *a, int mask,
+			enum ib_qp_state cur, enum ib_qp_state next)
 {
 	if (!ib_modify_qp_is_ok(cur, next, qp->ibqp.qp_type, mask))
 		return -EINVAL;
@@ -609,6 +623,7 @@ static int sroce_qp_check_attr(struct sroce_qp *qp, struct ib_qp_attr *a,
 	}
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(sroce_qp_check_attr);
 
 int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *a, int mask,
 		    struct ib_udata *udata)

@@ -994,6 +994,8 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		   struct ib_qp_init_attr *init);
 int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
 int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+int sroce_qp_check_attr(struct sroce_qp *qp, struct ib_qp_attr *a, int mask,
+			enum ib_qp_state cur, enum ib_qp_state next);
 struct sroce_qp *sroce_qp_get(struct sroce_dev *sdev, u32 qpn);
 int sroce_qpn_alloc(struct sroce_dev *sdev, struct sroce_qp *qp, u32 *qpn);
 unsigned long sroce_qp_unlist(struct sroce_dev *sdev, struct sroce_qp *qp);

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit: the RC QP state machine sroce_modify_qp() applies. The transition
- * table is ib_core's ib_modify_qp_is_ok() (sroce adds range checks on top);
- * these cases pin down the decisions users of an RC QP see: the attributes
- * each step of the bring-up needs, what each step may also carry, and which
- * transitions exist at all. Also the QP's life around them: its number,
- * and what destroy waits for before ib_core frees it.
+ * KUnit: the RC QP state machine sroce_modify_qp() applies, through its
+ * check of a modify (sroce_qp_check_attr()): ib_core's transition table
+ * (ib_modify_qp_is_ok()) and sroce's own limits on the values. These cases
+ * pin down the decisions users of an RC QP see: the attributes each step of
+ * the bring-up needs, what each step may also carry, which transitions
+ * exist at all, and which values are refused. Also the QP's life around
+ * them: its number, and what destroy waits for before ib_core frees it.
  */
 #include <kunit/test.h>
 #include <linux/delay.h>
@@ -35,9 +36,44 @@ static const char *const state_name[NSTATES] = {
 	"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR",
 };
 
+/* A RoCE v2 source GID, as a path's AV must name. */
+static const struct ib_gid_attr fsm_sgid = {
+	.gid_type = IB_GID_TYPE_ROCE_UDP_ENCAP,
+};
+
+/*
+ * An RC QP with attributes every field of which sroce accepts. Static: a
+ * QP is too big for a KUnit case's stack, and the cases run one by one.
+ */
+static struct sroce_qp fsm_qp;
+static struct ib_qp_attr fsm_attr;
+
+static void fsm_valid(struct sroce_qp *qp, struct ib_qp_attr *a)
+{
+	memset(qp, 0, sizeof(*qp));
+	qp->ibqp.qp_type = IB_QPT_RC;
+	memset(a, 0, sizeof(*a));
+	a->port_num = 1;
+	a->pkey_index = 0;
+	a->qp_access_flags = IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ |
+			     IB_ACCESS_LOCAL_WRITE;
+	a->path_mtu = IB_MTU_1024;
+	a->max_rd_atomic = 1;
+	a->max_dest_rd_atomic = 1;
+	a->timeout = 14;
+	a->retry_cnt = 7;
+	a->rnr_retry = 7;
+	a->min_rnr_timer = 12;
+	a->ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
+	a->ah_attr.ah_flags = IB_AH_GRH;
+	a->ah_attr.grh.sgid_attr = &fsm_sgid;
+}
+
+/* Whether sroce lets an RC QP make the transition with valid values. */
 static bool rc_ok(enum ib_qp_state cur, enum ib_qp_state next, u32 mask)
 {
-	return ib_modify_qp_is_ok(cur, next, IB_QPT_RC, mask);
+	fsm_valid(&fsm_qp, &fsm_attr);
+	return !sroce_qp_check_attr(&fsm_qp, &fsm_attr, mask, cur, next);
 }
 
 /* Required attributes of a transition; 0 for one that needs none. */
@@ -175,6 +211,142 @@ static void qpfsm_optional(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, rc_ok(RESET, INIT, s | REQ_RESET_INIT |
 				       IB_QP_CUR_STATE));
 	KUNIT_EXPECT_TRUE(test, rc_ok(SQD, RTS, s | IB_QP_CUR_STATE));
+}
+
+static void fsm_try(struct kunit *test, bool ok, enum ib_qp_state cur,
+		    enum ib_qp_state next, u32 mask, const char *what)
+{
+	KUNIT_EXPECT_EQ_MSG(test, sroce_qp_check_attr(&fsm_qp, &fsm_attr, mask,
+						      cur, next),
+			    ok ? 0 : -EINVAL, "%s->%s with %s",
+			    state_name[cur], state_name[next], what);
+}
+
+/* sroce's own limits: each value just inside is taken, just outside not. */
+static void qpfsm_ranges(struct kunit *test)
+{
+	static const struct ib_gid_attr v1 = { .gid_type = IB_GID_TYPE_ROCE };
+	const u32 init = IB_QP_STATE | REQ_RESET_INIT;
+	const u32 rtr = IB_QP_STATE | REQ_INIT_RTR;
+	const u32 rts = IB_QP_STATE | REQ_RTR_RTS;
+	struct ib_qp_attr *a = &fsm_attr;
+	struct sroce_qp *qp = &fsm_qp;
+
+	fsm_valid(qp, a);
+	a->port_num = 2;
+	fsm_try(test, false, RESET, INIT, init, "port_num = 2");
+
+	fsm_valid(qp, a);
+	a->port_num = 0;
+	fsm_try(test, false, RESET, INIT, init, "port_num = 0");
+
+	fsm_valid(qp, a);
+	a->pkey_index = SROCE_MAX_PKEYS - 1;
+	fsm_try(test, true, RESET, INIT, init, "pkey_index = SROCE_MAX_PKEYS - 1");
+
+	fsm_valid(qp, a);
+	a->pkey_index = SROCE_MAX_PKEYS;
+	fsm_try(test, false, RESET, INIT, init, "pkey_index = SROCE_MAX_PKEYS");
+
+	fsm_valid(qp, a);
+	a->qp_access_flags = IB_ACCESS_REMOTE_ATOMIC;
+	fsm_try(test, true, RESET, INIT, init, "qp_access_flags = IB_ACCESS_REMOTE_ATOMIC");
+
+	fsm_valid(qp, a);
+	a->qp_access_flags = IB_ACCESS_MW_BIND;
+	fsm_try(test, false, RESET, INIT, init, "qp_access_flags = IB_ACCESS_MW_BIND");
+
+	fsm_valid(qp, a);
+	a->path_mtu = IB_MTU_256;
+	fsm_try(test, true, INIT, RTR, rtr, "path_mtu = IB_MTU_256");
+
+	fsm_valid(qp, a);
+	a->path_mtu = IB_MTU_4096;
+	fsm_try(test, true, INIT, RTR, rtr, "path_mtu = IB_MTU_4096");
+
+	fsm_valid(qp, a);
+	a->path_mtu = 0;
+	fsm_try(test, false, INIT, RTR, rtr, "path_mtu = 0");
+
+	fsm_valid(qp, a);
+	a->path_mtu = IB_MTU_4096 + 1;
+	fsm_try(test, false, INIT, RTR, rtr, "path_mtu = IB_MTU_4096 + 1");
+
+	fsm_valid(qp, a);
+	a->max_dest_rd_atomic = 0;
+	fsm_try(test, true, INIT, RTR, rtr, "max_dest_rd_atomic = 0");
+
+	fsm_valid(qp, a);
+	a->max_dest_rd_atomic = SROCE_MAX_QP_RD_ATOM;
+	fsm_try(test, true, INIT, RTR, rtr, "max_dest_rd_atomic = SROCE_MAX_QP_RD_ATOM");
+
+	fsm_valid(qp, a);
+	a->max_dest_rd_atomic = SROCE_MAX_QP_RD_ATOM + 1;
+	fsm_try(test, false, INIT, RTR, rtr, "max_dest_rd_atomic = SROCE_MAX_QP_RD_ATOM + 1");
+
+	fsm_valid(qp, a);
+	a->min_rnr_timer = 31;
+	fsm_try(test, true, INIT, RTR, rtr, "min_rnr_timer = 31");
+
+	fsm_valid(qp, a);
+	a->min_rnr_timer = 32;
+	fsm_try(test, false, INIT, RTR, rtr, "min_rnr_timer = 32");
+
+	fsm_valid(qp, a);
+	a->ah_attr.ah_flags = 0;
+	fsm_try(test, false, INIT, RTR, rtr, "ah_attr.ah_flags = 0");
+
+	fsm_valid(qp, a);
+	a->ah_attr.grh.sgid_attr = &v1;
+	fsm_try(test, false, INIT, RTR, rtr, "ah_attr.grh.sgid_attr = &v1");
+
+	fsm_valid(qp, a);
+	a->ah_attr.grh.sgid_attr = NULL;
+	fsm_try(test, false, INIT, RTR, rtr, "ah_attr.grh.sgid_attr = NULL");
+
+	fsm_valid(qp, a);
+	a->max_rd_atomic = SROCE_MAX_QP_RD_ATOM;
+	fsm_try(test, true, RTR, RTS, rts, "max_rd_atomic = SROCE_MAX_QP_RD_ATOM");
+
+	fsm_valid(qp, a);
+	a->max_rd_atomic = SROCE_MAX_QP_RD_ATOM + 1;
+	fsm_try(test, false, RTR, RTS, rts, "max_rd_atomic = SROCE_MAX_QP_RD_ATOM + 1");
+
+	fsm_valid(qp, a);
+	a->timeout = 31;
+	fsm_try(test, true, RTR, RTS, rts, "timeout = 31");
+
+	fsm_valid(qp, a);
+	a->timeout = 32;
+	fsm_try(test, false, RTR, RTS, rts, "timeout = 32");
+
+	fsm_valid(qp, a);
+	a->retry_cnt = 0;
+	fsm_try(test, true, RTR, RTS, rts, "retry_cnt = 0");
+
+	fsm_valid(qp, a);
+	a->retry_cnt = 8;
+	fsm_try(test, false, RTR, RTS, rts, "retry_cnt = 8");
+
+	fsm_valid(qp, a);
+	a->rnr_retry = 8;
+	fsm_try(test, false, RTR, RTS, rts, "rnr_retry = 8");
+
+	/* No alternate path on RoCE, no resizing through modify. */
+	fsm_valid(qp, a);
+	KUNIT_EXPECT_EQ(test, sroce_qp_check_attr(qp, a, rts | IB_QP_ALT_PATH,
+						  RTR, RTS), -EINVAL);
+	KUNIT_EXPECT_EQ(test, sroce_qp_check_attr(qp, a, IB_QP_STATE |
+						  IB_QP_CAP, RTS, RTS),
+			-EINVAL);
+	/* The transition table follows the QP's type: Q_Key is UD's. */
+	KUNIT_EXPECT_EQ(test, sroce_qp_check_attr(qp, a, init | IB_QP_QKEY,
+						  RESET, INIT), -EINVAL);
+	qp->ibqp.qp_type = IB_QPT_UD;
+	KUNIT_EXPECT_EQ(test, sroce_qp_check_attr(qp, a, IB_QP_STATE |
+						  IB_QP_PKEY_INDEX |
+						  IB_QP_PORT | IB_QP_QKEY,
+						  RESET, INIT), 0);
 }
 
 /*
@@ -346,6 +518,7 @@ static struct kunit_case qpfsm_cases[] = {
 	KUNIT_CASE(qpfsm_optional),
 	KUNIT_CASE(qpfsm_matrix),
 	KUNIT_CASE(qpfsm_err_reset),
+	KUNIT_CASE(qpfsm_ranges),
 	KUNIT_CASE(qp_destroy_waits),
 	KUNIT_CASE(qp_number_wrap),
 	{}
