@@ -11,22 +11,8 @@ set -u
 me=$SROCE_VM_INDEX
 peer=$((1 - me))
 out=${SROCE_OUT:?}
-ports=/sys/class/infiniband/rxe0/ports/1
 
-# gid_index GID: the index of GID as a RoCE v2 entry of rxe0. The table is
-# filled asynchronously from netdev address events, so callers wait for it.
-# One grep over the whole table: a shell loop forking per entry takes ~10 s
-# under TCG to get through rxe's 1024 entries.
-gid_index() {
-	local found
-	found=$(grep -lxF "$1" "$ports"/gids/* 2>/dev/null | sed 's|.*/||' |
-		sort -n | while read -r i; do
-			[ "$(cat "$ports/gid_attrs/types/$i" 2>/dev/null)" = "RoCE v2" ] &&
-				echo "$i" && break
-		done)
-	[ -n "$found" ] && echo "$found"
-}
-has_gid() { gid_index "$1" >/dev/null; }
+has_gid() { gid_lookup rxe0 "$1" >/dev/null; }
 
 # exited PID: PID is gone or a zombie (kill -0 succeeds on a zombie).
 exited() {
@@ -47,8 +33,8 @@ t "modprobe ib_uverbs" modprobe ib_uverbs
 t "rdma link add rxe0" rdma link add rxe0 type rxe netdev eth0
 t "IPv4 RoCE v2 GID present" wait_for 30 has_gid "$gid4"
 t "IPv6 RoCE v2 GID present" wait_for 30 has_gid "$gid6"
-idx4=$(gid_index "$gid4") || idx4=missing
-idx6=$(gid_index "$gid6") || idx6=missing
+idx4=$(gid_lookup rxe0 "$gid4") || idx4=missing
+idx6=$(gid_lookup rxe0 "$gid6") || idx6=missing
 echo "# rxe0 GID index: IPv4 $idx4, IPv6 $idx6"
 ibv_devinfo -v -d rxe0 > "$out/devinfo.txt" 2>&1
 if [ "$me" -eq 0 ]; then

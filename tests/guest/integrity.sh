@@ -27,7 +27,7 @@ drv=${drvs[me]}
 tool=$SROCE_TREE/tools/sroce-integrity
 log=$SROCE_OUT/integrity-$mode.log
 
-has_gid() { grep -qxF "$1" /sys/class/infiniband/"$dev"/ports/1/gids/* 2>/dev/null; }
+has_gid() { gid_lookup "$dev" "$1" >/dev/null; }
 
 if [ "$drv" = sroce ]; then
 	dev=sroce0

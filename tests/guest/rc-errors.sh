@@ -72,33 +72,15 @@ done
 # UD multicast through raw verbs (tools/sroce-mcast) over the IPv4 and the
 # IPv6 RoCE v2 GID: delivery to the attached QPs only, the netdev's group
 # membership, detach, the Q_Key. rdma_cm (mckey) can do IPv4 only.
-# gid_of ADDR: ADDR the way sysfs shows a GID (an IPv4 one IPv4-mapped).
-gid_of() {
-	"$PY" -c 'import ipaddress as ia, sys
-a = ia.ip_address(sys.argv[1])
-b = ia.IPv6Address("::ffff:%s" % a if a.version == 4 else a).packed
-print(":".join(b[i:i + 2].hex() for i in range(0, 16, 2)))' "$1"
-}
-# roce2_gid_index GID: the index of GID as a RoCE v2 entry of sroce0.
-roce2_gid_index() {
-	local ports=/sys/class/infiniband/sroce0/ports/1 f
-	while IFS= read -r f; do
-		if [ "$(cat "$ports/gid_attrs/types/${f##*/}")" = "RoCE v2" ]; then
-			echo "${f##*/}"
-			return 0
-		fi
-	done < <(grep -lxF "$1" "$ports"/gids/* 2>/dev/null)
-	return 1
-}
 for grp in "$MY_V4 ::ffff:239.1.2.3" "$MY_V6 ff0e::5:1"; do
 	read -r addr mgid <<<"$grp"
 	gid=$(gid_of "$addr")
-	if ! wait_for 20 roce2_gid_index "$gid"; then
+	if ! wait_for 20 gid_lookup sroce0 "$gid"; then
 		not_ok "sroce-mcast: a RoCE v2 GID of $addr on sroce0"
 		continue
 	fi
 	timeout -k 5 "$PY_TIMEOUT_SHORT" "$SROCE_TREE/tools/sroce-mcast" sroce0 \
-		--gid-index "$(roce2_gid_index "$gid")" --mgid "$mgid" 2>&1
+		--gid-index "$(gid_lookup sroce0 "$gid")" --mgid "$mgid" 2>&1
 	rc=$?
 	if [ $rc -ne 0 ]; then
 		T_FAILED=$((T_FAILED + 1))

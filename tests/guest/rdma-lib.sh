@@ -66,35 +66,6 @@ teardown_rdma() {
 	fi
 }
 
-# The 16-byte GID that an address maps to, as sysfs prints it.
-gid_of() {
-	# From the bytes: Python 3.13 writes an IPv4-mapped address's
-	# exploded form with a dotted quad.
-	"${PY:-python3}" -c 'import ipaddress, sys
-a = ipaddress.ip_address(sys.argv[1])
-if a.version == 4:
-    a = ipaddress.IPv6Address("::ffff:" + str(a))
-b = a.packed
-print(":".join(b[i:i + 2].hex() for i in range(0, 16, 2)))' "$1"
-}
-
-# One look at the table; prints the index or fails. The table has 1024
-# entries and sysfs is slow under TCG, so it is read with the shell's own
-# read, in index order, without a process per entry.
-gid_lookup() {
-	local dir=/sys/class/infiniband/$1/ports/1 want=$2 i n g ty
-	n=$(find "$dir/gids" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)
-	for ((i = 0; i < n; i++)); do
-		read -r g <"$dir/gids/$i" 2>/dev/null || continue
-		[ "$g" = "$want" ] || continue
-		read -r ty <"$dir/gid_attrs/types/$i" 2>/dev/null || continue
-		[ "$ty" = "RoCE v2" ] || continue
-		echo "$i"
-		return 0
-	done
-	return 1
-}
-
 # gid_index DEV v4|v6: the index of the RoCE v2 GID of this guest's IPv4
 # address (IPv4-mapped) or global IPv6 address; waits up to 20 s for it.
 gid_index() {
