@@ -7,7 +7,7 @@
  * unfinished READ (an implied NAK) sends the requester back; an RNR NAK
  * pauses it for the delay the responder asked for; the other NAKs, and
  * retries exhausted, complete the WQE in error and move the QP to ERR.
- * Runs under sq_lock, from the receive path (softirq or a local transmit).
+ * Runs under req.lock, from the receive path (softirq or a local transmit).
  */
 #include "sroce.h"
 #include "trace.h"
@@ -83,16 +83,16 @@ static int sroce_comp_one(struct sroce_qp *qp, enum ib_wc_status status)
 	struct sroce_swqe *w = sroce_swqe(qp, qp->sq.cons);
 	struct sroce_wc wc;
 
-	lockdep_assert_held(&qp->sq_lock);
+	lockdep_assert_held(&qp->req.lock);
 	if (sroce_wr_waits(w->opcode))
-		qp->rd_outstanding -= w->rd_reqs - w->rd_answered;
-	if (qp->req_cur == qp->sq.cons) {
-		qp->req_cur = sroce_q_next(qp->req_cur, qp->sq.index_mask);
-		qp->req_off = 0;
+		qp->req.rd_outstanding -= w->rd_reqs - w->rd_answered;
+	if (qp->req.cur == qp->sq.cons) {
+		qp->req.cur = sroce_q_next(qp->req.cur, qp->sq.index_mask);
+		qp->req.off = 0;
 	}
 	qp->sq.cons = sroce_q_next(qp->sq.cons, qp->sq.index_mask);
 	sroce_queue_publish_cons(&qp->sq);
-	/* w is the shadow copy: only sroce_req_fetch(), under sq_lock, reuses it. */
+	/* w is the shadow copy: only sroce_req_fetch(), under req.lock, reuses it. */
 	if (status == IB_WC_SUCCESS && !qp->sq_sig_all &&
 	    !(w->flags & IB_SEND_SIGNALED))
 		return 0;
@@ -112,9 +112,9 @@ static void sroce_comp_fail(struct sroce_qp *qp, enum ib_wc_status status)
 	ibdev_info_ratelimited(&qp->sdev->ib,
 			       "qp %#x: send queue failed: %s; QP to the error state\n",
 			       qp->ibqp.qp_num, ib_wc_status_msg(status));
-	if (qp->sq.cons != qp->sq_head)
+	if (qp->sq.cons != qp->req.head)
 		sroce_comp_one(qp, status);
-	qp->req_err = status;
+	qp->req.err = status;
 }
 
 /* PSN the oldest unfinished READ (or atomic) expects next. */
@@ -125,25 +125,25 @@ static u32 sroce_rd_expect(struct sroce_qp *qp, struct sroce_swqe *w)
 
 /**
  * sroce_comp_ack() - everything up to @psn has arrived
- * @qp: the QP; caller holds sq_lock
+ * @qp: the QP; caller holds req.lock
  * @psn: the newest PSN acknowledged
  * @implied: an ACK, not a response: reaching past a READ (or atomic) that
  *	     has not finished means its responses were lost
  *
  * Completes the WQEs @psn covers, in order, and moves una_psn up to the
- * first PSN still unanswered, never past req_psn. With @implied, a READ
+ * first PSN still unanswered, never past req.psn. With @implied, a READ
  * left behind sends the requester back for it, once until a response
- * arrives in order (qp->rd_gap).
+ * arrives in order (qp->req.rd_gap).
  *
  * Return: -EBUSY on a CQ overflow (the QP must go to ERR), else 0.
  */
 int sroce_comp_ack(struct sroce_qp *qp, u32 psn, bool implied)
 {
-	u32 old = qp->una_psn, next = sroce_psn_add(psn, 1);
+	u32 old = qp->req.una_psn, next = sroce_psn_add(psn, 1);
 	int err = 0;
 
-	lockdep_assert_held(&qp->sq_lock);
-	while (qp->sq.cons != qp->sq_head) {
+	lockdep_assert_held(&qp->req.lock);
+	while (qp->sq.cons != qp->req.head) {
 		struct sroce_swqe *w = sroce_swqe(qp, qp->sq.cons);
 
 		if (w->bad || !w->started)
@@ -151,9 +151,9 @@ int sroce_comp_ack(struct sroce_qp *qp, u32 psn, bool implied)
 		if (sroce_wr_waits(w->opcode)) {
 			if (w->done)
 				goto complete;
-			if (implied && !qp->rd_gap &&
+			if (implied && !qp->req.rd_gap &&
 			    sroce_psn_cmp(psn, w->first_psn) >= 0) {
-				qp->rd_gap = true;
+				qp->req.rd_gap = true;
 				sroce_req_rewind(qp, sroce_rd_expect(qp, w));
 				sroce_qp_count(qp, SROCE_CNT_RX_OUT_OF_SEQ, 1);
 			}
@@ -165,21 +165,22 @@ int sroce_comp_ack(struct sroce_qp *qp, u32 psn, bool implied)
 			break;
 complete:
 		/* Answered even though a rewind meant to send it again. */
-		if (sroce_psn_cmp(qp->req_psn, w->last_psn) <= 0)
-			qp->req_psn = sroce_psn_add(w->last_psn, 1);
+		if (sroce_psn_cmp(qp->req.psn, w->last_psn) <= 0)
+			qp->req.psn = sroce_psn_add(w->last_psn, 1);
 		err = sroce_comp_one(qp, IB_WC_SUCCESS);
 		if (err)
 			return err;
 	}
-	if (sroce_psn_cmp(next, qp->una_psn) > 0)
-		qp->una_psn = next;
-	if (sroce_psn_cmp(qp->una_psn, qp->req_psn) > 0)
-		qp->una_psn = qp->req_psn;
-	if (qp->una_psn != old) {
-		qp->cwnd = sroce_cwnd_grow(qp->cwnd,
-					   sroce_psn_diff(qp->una_psn, old));
-		qp->retry_left = qp->retry_cnt;
-		qp->rnr_left = qp->rnr_retry;
+	if (sroce_psn_cmp(next, qp->req.una_psn) > 0)
+		qp->req.una_psn = next;
+	if (sroce_psn_cmp(qp->req.una_psn, qp->req.psn) > 0)
+		qp->req.una_psn = qp->req.psn;
+	if (qp->req.una_psn != old) {
+		u32 acked = sroce_psn_diff(qp->req.una_psn, old);
+
+		qp->req.cwnd = sroce_cwnd_grow(qp->req.cwnd, acked);
+		qp->req.retry_left = qp->retry_cnt;
+		qp->req.rnr_left = qp->rnr_retry;
 		sroce_req_arm_timer(qp);
 	}
 	return 0;
@@ -188,7 +189,7 @@ EXPORT_SYMBOL_IF_KUNIT(sroce_comp_ack);
 
 /**
  * sroce_comp_nak_seq() - a PSN sequence error NAK: go back to @psn
- * @qp: the QP; caller holds sq_lock
+ * @qp: the QP; caller holds req.lock
  * @psn: the PSN the responder expects
  *
  * Everything before @psn arrived, the request of a READ (or atomic) whose
@@ -203,10 +204,10 @@ int sroce_comp_nak_seq(struct sroce_qp *qp, u32 psn)
 {
 	int err;
 
-	lockdep_assert_held(&qp->sq_lock);
+	lockdep_assert_held(&qp->req.lock);
 	sroce_qp_count(qp, SROCE_CNT_RX_NAKS, 1);
 	err = sroce_comp_ack(qp, sroce_psn_add(psn, -1), true);
-	if (!err && !(qp->rd_gap && sroce_psn_cmp(psn, qp->req_psn) > 0))
+	if (!err && !(qp->req.rd_gap && sroce_psn_cmp(psn, qp->req.psn) > 0))
 		sroce_req_rewind(qp, psn);
 	return err;
 }
@@ -217,7 +218,7 @@ static struct sroce_swqe *sroce_comp_waiting(struct sroce_qp *qp)
 {
 	struct sroce_swqe *w;
 
-	if (qp->sq.cons == qp->sq_head)
+	if (qp->sq.cons == qp->req.head)
 		return NULL;
 	w = sroce_swqe(qp, qp->sq.cons);
 	if (!sroce_wr_waits(w->opcode) || !w->started || w->done)
@@ -234,8 +235,8 @@ static void sroce_comp_unexpected(struct sroce_qp *qp, struct sroce_swqe *w,
 				  u32 psn)
 {
 	if (sroce_psn_cmp(psn, sroce_rd_expect(qp, w)) > 0) {
-		if (!qp->rd_gap) {
-			qp->rd_gap = true;
+		if (!qp->req.rd_gap) {
+			qp->req.rd_gap = true;
 			sroce_req_rewind(qp, sroce_rd_expect(qp, w));
 			sroce_qp_count(qp, SROCE_CNT_RX_OUT_OF_SEQ, 1);
 		}
@@ -271,8 +272,8 @@ static int sroce_comp_atomic_done(struct sroce_qp *qp, struct sroce_swqe *w,
 {
 	w->done = 1;
 	w->rd_answered = w->rd_reqs;
-	qp->rd_outstanding--;
-	qp->rd_gap = false;
+	qp->req.rd_outstanding--;
+	qp->req.rd_gap = false;
 	return sroce_comp_ack(qp, psn, false);
 }
 
@@ -378,9 +379,9 @@ place:
 	w->rd_done += pkt->paylen;
 	if (w->rd_done == end && w->rd_answered < w->rd_reqs) {
 		w->rd_answered++;
-		qp->rd_outstanding--;
+		qp->req.rd_outstanding--;
 	}
-	qp->rd_gap = false;
+	qp->req.rd_gap = false;
 	if (w->rd_done == w->length)
 		w->done = 1;
 	return sroce_comp_ack(qp, pkt->psn, false);
@@ -402,7 +403,7 @@ static int sroce_comp_aeth(struct sroce_qp *qp, struct sroce_pkt *pkt,
 
 	act = sroce_comp_classify(syn, st);
 	/* A NAK for a PSN already answered is stale (reordered): drop it. */
-	if (act != SROCE_ACK_OK && sroce_psn_cmp(psn, qp->una_psn) < 0)
+	if (act != SROCE_ACK_OK && sroce_psn_cmp(psn, qp->req.una_psn) < 0)
 		return 0;
 	if (act != SROCE_ACK_OK && act != SROCE_ACK_IGNORE)
 		trace_sroce_nak(qp, false, syn, psn);
@@ -415,16 +416,16 @@ static int sroce_comp_aeth(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		if (err)
 			return err;
 		if (qp->rnr_retry != 7) {
-			if (!qp->rnr_left) {
+			if (!qp->req.rnr_left) {
 				*st = IB_WC_RNR_RETRY_EXC_ERR;
 				return -EIO;
 			}
-			qp->rnr_left--;
+			qp->req.rnr_left--;
 		}
-		qp->rnr_wait = true;
-		qp->una_psn = psn;
+		qp->req.rnr_wait = true;
+		qp->req.una_psn = psn;
 		sroce_req_rewind(qp, psn);
-		hrtimer_start(&qp->timer,
+		hrtimer_start(&qp->req.timer,
 			      ns_to_ktime(sroce_rnr_timer_ns(syn &
 							     SROCE_AETH_CREDIT_MASK)),
 			      HRTIMER_MODE_REL_SOFT);
@@ -446,7 +447,7 @@ static int sroce_comp_aeth(struct sroce_qp *qp, struct sroce_pkt *pkt,
  * @qp: the QP, no lock held
  *
  * The requester's call when it failed a WQE: the retries ran out
- * (qp->req_err) or the WQE did not validate (w->bad). Nothing happens if
+ * (qp->req.err) or the WQE did not validate (w->bad). Nothing happens if
  * neither holds any more (the QP left RTS meanwhile, say).
  */
 void sroce_comp_fail_head(struct sroce_qp *qp)
@@ -454,16 +455,16 @@ void sroce_comp_fail_head(struct sroce_qp *qp)
 	struct sroce_swqe *w;
 	bool fail = false;
 
-	spin_lock_bh(&qp->sq_lock);
+	spin_lock_bh(&qp->req.lock);
 	if ((qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD) &&
-	    qp->sq.cons != qp->sq_head) {
+	    qp->sq.cons != qp->req.head) {
 		w = sroce_swqe(qp, qp->sq.cons);
-		if (qp->req_err || w->bad) {
-			sroce_comp_fail(qp, qp->req_err ? qp->req_err : w->bad);
+		if (qp->req.err || w->bad) {
+			sroce_comp_fail(qp, qp->req.err ? qp->req.err : w->bad);
 			fail = true;
 		}
 	}
-	spin_unlock_bh(&qp->sq_lock);
+	spin_unlock_bh(&qp->req.lock);
 	if (fail)
 		sroce_qp_error(qp);
 }
@@ -479,13 +480,13 @@ void sroce_comp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	bool fail = false;
 	int err = 0;
 
-	spin_lock_bh(&qp->sq_lock);
+	spin_lock_bh(&qp->req.lock);
 	if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD)
 		goto out;
 	if (!sroce_pkt_from_peer(qp, pkt))
 		goto out;
 	/* A PSN never sent is not an answer to anything. */
-	if (sroce_psn_cmp(pkt->psn, qp->req_max_psn) >= 0)
+	if (sroce_psn_cmp(pkt->psn, qp->req.max_psn) >= 0)
 		goto out;
 	switch (pkt->opcode & SROCE_OP_MASK) {
 	case SROCE_OP_ACK:
@@ -512,7 +513,7 @@ void sroce_comp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		fail = true;
 	}
 out:
-	spin_unlock_bh(&qp->sq_lock);
+	spin_unlock_bh(&qp->req.lock);
 	if (fail)
 		sroce_qp_error(qp);
 	else
@@ -521,15 +522,15 @@ out:
 
 /**
  * sroce_comp_sent() - complete the oldest WQEs while they are done
- * @qp: the QP; caller holds sq_lock
+ * @qp: the QP; caller holds req.lock
  *
  * UD and UC WQEs are done once sent, local WQEs (fast registration,
  * invalidation) once executed.
  */
 void sroce_comp_sent(struct sroce_qp *qp)
 {
-	lockdep_assert_held(&qp->sq_lock);
-	while (qp->sq.cons != qp->req_cur &&
+	lockdep_assert_held(&qp->req.lock);
+	while (qp->sq.cons != qp->req.cur &&
 	       sroce_swqe(qp, qp->sq.cons)->done)
 		if (sroce_comp_one(qp, IB_WC_SUCCESS))
 			break;
@@ -537,7 +538,7 @@ void sroce_comp_sent(struct sroce_qp *qp)
 
 /**
  * sroce_comp_flush() - complete every send WQE with IB_WC_WR_FLUSH_ERR
- * @qp: the QP in ERR; caller holds sq_lock
+ * @qp: the QP in ERR; caller holds req.lock
  *
  * WQEs user space queued but the kernel has not looked at yet are copied
  * out first, so each one gets its completion. When the send CQ is full
@@ -548,9 +549,9 @@ void sroce_comp_sent(struct sroce_qp *qp)
  */
 void sroce_comp_flush(struct sroce_qp *qp)
 {
-	lockdep_assert_held(&qp->sq_lock);
+	lockdep_assert_held(&qp->req.lock);
 	sroce_req_fetch(qp);
-	while (qp->sq.cons != qp->sq_head) {
+	while (qp->sq.cons != qp->req.head) {
 		struct sroce_swqe *w = sroce_swqe(qp, qp->sq.cons);
 		struct sroce_wc wc = {
 			.wr_id = w->wr_id,
@@ -563,9 +564,9 @@ void sroce_comp_flush(struct sroce_qp *qp)
 			break;
 		qp->sq.cons = sroce_q_next(qp->sq.cons, qp->sq.index_mask);
 	}
-	qp->req_cur = qp->sq.cons;
-	qp->req_off = 0;
-	qp->rd_outstanding = 0;
+	qp->req.cur = qp->sq.cons;
+	qp->req.off = 0;
+	qp->req.rd_outstanding = 0;
 	sroce_queue_publish_cons(&qp->sq);
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_comp_flush);

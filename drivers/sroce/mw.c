@@ -150,7 +150,7 @@ EXPORT_SYMBOL_IF_KUNIT(sroce_mw_bind_check);
  * @qp: the posting QP; its PD must be the window's (and the MR's)
  * @b: the request, copied out of the SQ
  *
- * Called in SQ order by the requester, under sq_lock.
+ * Called in SQ order by the requester, under req.lock.
  *
  * Return: 0, or -EINVAL when the bind breaks a rule (the WQE then
  * completes with IB_WC_MW_BIND_ERR).

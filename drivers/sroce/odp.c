@@ -221,9 +221,9 @@ static void sroce_odp_kick(struct sroce_qp *qp, u8 kick)
 {
 	switch (kick) {
 	case SROCE_ODP_KICK_REQ:
-		spin_lock_bh(&qp->sq_lock);
-		qp->odp_wait = false;
-		spin_unlock_bh(&qp->sq_lock);
+		spin_lock_bh(&qp->req.lock);
+		qp->req.odp_wait = false;
+		spin_unlock_bh(&qp->req.lock);
 		break;
 	case SROCE_ODP_KICK_RESEND:
 		/* The requester goes back itself, on its next pass. */

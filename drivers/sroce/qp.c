@@ -5,8 +5,8 @@
  * ib_modify_qp_is_ok() defines them), the flush into FLUSH_ERR and the send
  * doorbell. The transmit loop is tx.c's.
  *
- * Concurrency: requester and completer state is under sq_lock, responder
- * state under rq_lock; attributes are written under both and read under
+ * Concurrency: requester and completer state is under req.lock, responder
+ * state under resp.lock; attributes are written under both and read under
  * either.
  */
 #include <linux/slab.h>
@@ -86,7 +86,7 @@ void sroce_qp_quiesce(struct sroce_qp *qp, unsigned long gp)
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_qp_quiesce);
 
-/* Flush the receive WQEs still posted. Caller holds rq_lock. */
+/* Flush the receive WQEs still posted. Caller holds resp.lock. */
 static void sroce_rq_flush(struct sroce_qp *qp)
 {
 	struct sroce_wc wc = {
@@ -96,13 +96,13 @@ static void sroce_rq_flush(struct sroce_qp *qp)
 	};
 	u32 prod;
 
-	lockdep_assert_held(&qp->rq_lock);
+	lockdep_assert_held(&qp->resp.lock);
 
 	/* One taken from an SRQ is the QP's; the rest stay for others. */
-	if (qp->have_rwqe) {
-		wc.wr_id = qp->rwqe.wr_id;
+	if (qp->resp.have_rwqe) {
+		wc.wr_id = qp->resp.rwqe.wr_id;
 		sroce_complete(qp, qp->ibqp.recv_cq, &wc, false);
-		qp->have_rwqe = false;
+		qp->resp.have_rwqe = false;
 		if (qp->rq.buf)
 			qp->rq.cons = sroce_q_next(qp->rq.cons,
 						   qp->rq.index_mask);
@@ -144,8 +144,8 @@ void sroce_qp_error(struct sroce_qp *qp)
 {
 	bool ev;
 
-	spin_lock_bh(&qp->sq_lock);
-	spin_lock(&qp->rq_lock);
+	spin_lock_bh(&qp->req.lock);
+	spin_lock(&qp->resp.lock);
 	ev = qp->state != IB_QPS_ERR && qp->state != IB_QPS_RESET;
 	if (qp->state != IB_QPS_ERR)
 		trace_sroce_qp_state(qp, qp->state, IB_QPS_ERR);
@@ -155,10 +155,10 @@ void sroce_qp_error(struct sroce_qp *qp)
 		set_bit(SROCE_QP_RQ_KICK, &qp->flags);
 		mod_delayed_work(qp->sdev->wq, &qp->rq_err_work, 1);
 	}
-	spin_unlock(&qp->rq_lock);
+	spin_unlock(&qp->resp.lock);
 	sroce_comp_flush(qp);
-	spin_unlock_bh(&qp->sq_lock);
-	hrtimer_try_to_cancel(&qp->timer);
+	spin_unlock_bh(&qp->req.lock);
+	hrtimer_try_to_cancel(&qp->req.timer);
 
 	if (ev) {
 		sroce_qp_event(qp, IB_EVENT_QP_FATAL);
@@ -180,12 +180,12 @@ void sroce_qp_error(struct sroce_qp *qp)
 #define SROCE_ERR_POLL_MAX	HZ
 #define SROCE_ERR_POLL_FOR	(10 * HZ)
 
-/* Park @qp on its receive CQ; caller holds its rq_lock. */
+/* Park @qp on its receive CQ; caller holds its resp.lock. */
 static void sroce_rq_err_park(struct sroce_qp *qp, struct sroce_cq *rcq)
 {
 	unsigned long irqf;
 
-	lockdep_assert_held(&qp->rq_lock);
+	lockdep_assert_held(&qp->resp.lock);
 	irqf = sroce_cq_lock(rcq);
 	if (list_empty(&qp->rq_parked))
 		list_add_tail(&qp->rq_parked, &rcq->parked);
@@ -237,13 +237,13 @@ static void sroce_rq_err_work(struct work_struct *w)
 	u32 cons, prod;
 
 	/* Send WQEs a full CQ held back (sroce_comp_flush()). */
-	spin_lock_bh(&qp->sq_lock);
+	spin_lock_bh(&qp->req.lock);
 	if (qp->state == IB_QPS_ERR && !qp->dying &&
-	    qp->sq.cons != qp->sq_head)
+	    qp->sq.cons != qp->req.head)
 		sroce_comp_flush(qp);
-	spin_unlock_bh(&qp->sq_lock);
+	spin_unlock_bh(&qp->req.lock);
 
-	spin_lock_bh(&qp->rq_lock);
+	spin_lock_bh(&qp->resp.lock);
 	if (kick) {
 		sroce_rq_err_unpark(qp, rcq);
 		qp->rq_err_delay = 1;
@@ -276,7 +276,7 @@ static void sroce_rq_err_work(struct work_struct *w)
 	}
 	mod_delayed_work(qp->sdev->wq, &qp->rq_err_work, qp->rq_err_delay);
 out:
-	spin_unlock_bh(&qp->rq_lock);
+	spin_unlock_bh(&qp->resp.lock);
 }
 
 /* A verb on a user QP in ERR: look at its RQ ring again soon. */
@@ -424,12 +424,12 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	refcount_set(&qp->users, 1);
 	init_completion(&qp->idle);
 	INIT_LIST_HEAD(&qp->mw_list);
-	spin_lock_init(&qp->sq_lock);
-	spin_lock_init(&qp->rq_lock);
+	spin_lock_init(&qp->req.lock);
+	spin_lock_init(&qp->resp.lock);
 	INIT_DELAYED_WORK(&qp->tx_work, sroce_tx_work);
 	INIT_DELAYED_WORK(&qp->rq_err_work, sroce_rq_err_work);
 	INIT_LIST_HEAD(&qp->rq_parked);
-	sroce_hrtimer_setup(&qp->timer, sroce_req_timer, CLOCK_MONOTONIC,
+	sroce_hrtimer_setup(&qp->req.timer, sroce_req_timer, CLOCK_MONOTONIC,
 			    HRTIMER_MODE_REL_SOFT);
 	qp->state = IB_QPS_RESET;
 	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
@@ -438,8 +438,8 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	err = dst_cache_init(&qp->dst_cache, GFP_KERNEL);
 	if (err)
 		goto err_res;
-	qp->jobs = kvcalloc(SROCE_RJOBS, sizeof(*qp->jobs), GFP_KERNEL_ACCOUNT);
-	if (!qp->jobs) {
+	qp->resp.jobs = kvcalloc(SROCE_RJOBS, sizeof(*qp->resp.jobs), GFP_KERNEL_ACCOUNT);
+	if (!qp->resp.jobs) {
 		err = -ENOMEM;
 		goto err_dst;
 	}
@@ -471,7 +471,7 @@ err_queues:
 	sroce_queue_free(&qp->sq);
 	kvfree(qp->swqe);
 err_dst:
-	kvfree(qp->jobs);
+	kvfree(qp->resp.jobs);
 	dst_cache_destroy(&qp->dst_cache);
 err_res:
 	sroce_res_put(sdev, SROCE_RES_QP);
@@ -484,15 +484,15 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct sroce_dev *sdev = qp->sdev;
 	unsigned long gp;
 
-	spin_lock_bh(&qp->sq_lock);
-	spin_lock(&qp->rq_lock);
+	spin_lock_bh(&qp->req.lock);
+	spin_lock(&qp->resp.lock);
 	WRITE_ONCE(qp->dying, true);
 	qp->state = IB_QPS_ERR;
-	spin_unlock(&qp->rq_lock);
-	spin_unlock_bh(&qp->sq_lock);
+	spin_unlock(&qp->resp.lock);
+	spin_unlock_bh(&qp->req.lock);
 
 	gp = sroce_qp_unlist(sdev, qp);
-	hrtimer_cancel(&qp->timer);
+	hrtimer_cancel(&qp->req.timer);
 	cancel_delayed_work_sync(&qp->tx_work);
 	/* Off the CQ's list first: arming the CQ would queue the work. */
 	if (qp->user && qp->ibqp.recv_cq)
@@ -500,58 +500,58 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	cancel_delayed_work_sync(&qp->rq_err_work);
 	sroce_qp_quiesce(qp, gp);
 	/* A receive path that ran last may have re-armed either. */
-	hrtimer_cancel(&qp->timer);
+	hrtimer_cancel(&qp->req.timer);
 	cancel_delayed_work_sync(&qp->tx_work);
 	sroce_mw_qp_gone(qp);
 
 	sroce_queue_free(&qp->rq);
 	sroce_queue_free(&qp->sq);
 	kvfree(qp->swqe);
-	kvfree(qp->jobs);
+	kvfree(qp->resp.jobs);
 	dst_cache_destroy(&qp->dst_cache);
 	sroce_res_put(sdev, SROCE_RES_QP);
 	return 0;
 }
 
-/* Drop every send WQE in the ring, unread. Caller holds sq_lock. */
+/* Drop every send WQE in the ring, unread. Caller holds req.lock. */
 static void sroce_sq_discard(struct sroce_qp *qp)
 {
-	lockdep_assert_held(&qp->sq_lock);
+	lockdep_assert_held(&qp->req.lock);
 	qp->sq.cons = qp->user ? sroce_queue_user_prod(&qp->sq) : qp->sq.prod;
-	qp->sq_head = qp->sq.cons;
+	qp->req.head = qp->sq.cons;
 	sroce_queue_publish_cons(&qp->sq);
-	qp->req_cur = qp->sq_head;
-	qp->req_off = 0;
+	qp->req.cur = qp->req.head;
+	qp->req.off = 0;
 }
 
 /* Drop everything queued and return the QP to its created state. */
 static void sroce_qp_reset_locked(struct sroce_qp *qp)
 {
 	sroce_sq_discard(qp);
-	qp->rd_outstanding = 0;
-	qp->cwnd = 0;
-	qp->rnr_wait = false;
-	qp->odp_wait = false;
+	qp->req.rd_outstanding = 0;
+	qp->req.cwnd = 0;
+	qp->req.rnr_wait = false;
+	qp->req.odp_wait = false;
 	/* A fault that failed before the reset fails nothing after it. */
 	clear_bit(SROCE_QP_ODP_ERR_REQ, &qp->flags);
 	clear_bit(SROCE_QP_ODP_ERR_COMP, &qp->flags);
 	clear_bit(SROCE_QP_ODP_ERR_RESP, &qp->flags);
 	clear_bit(SROCE_QP_ODP_ERR_READ, &qp->flags);
 	clear_bit(SROCE_QP_ODP_RESEND, &qp->flags);
-	qp->rd_gap = false;
-	qp->req_err = 0;
+	qp->req.rd_gap = false;
+	qp->req.err = 0;
 
 	sroce_resp_reset(qp);
-	qp->have_rwqe = false;
+	qp->resp.have_rwqe = false;
 	if (qp->rq.buf) {
 		qp->rq.cons = qp->user ? sroce_queue_user_prod(&qp->rq) :
 					 qp->rq.prod;
 		sroce_queue_publish_cons(&qp->rq);
 	}
-	qp->in_msg = 0;
-	qp->nak_seq = false;
-	qp->rcv_off = 0;
-	qp->msn = 0;
+	qp->resp.in_msg = 0;
+	qp->resp.nak_seq = false;
+	qp->resp.rcv_off = 0;
+	qp->resp.msn = 0;
 }
 
 /**
@@ -643,8 +643,8 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *a, int mask,
 			return err;
 	}
 
-	spin_lock_bh(&qp->sq_lock);
-	spin_lock(&qp->rq_lock);
+	spin_lock_bh(&qp->req.lock);
+	spin_lock(&qp->resp.lock);
 	cur = (mask & IB_QP_CUR_STATE) ? a->cur_qp_state : qp->state;
 	next = (mask & IB_QP_STATE) ? a->qp_state : cur;
 	err = -EINVAL;
@@ -682,24 +682,24 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *a, int mask,
 	}
 	if (mask & IB_QP_TIMEOUT) {
 		qp->timeout = a->timeout;
-		qp->timer_ns = sroce_ack_timeout_ns(a->timeout);
+		qp->req.timer_ns = sroce_ack_timeout_ns(a->timeout);
 	}
 	if (mask & IB_QP_RETRY_CNT) {
 		qp->retry_cnt = a->retry_cnt;
-		qp->retry_left = a->retry_cnt;
+		qp->req.retry_left = a->retry_cnt;
 	}
 	if (mask & IB_QP_RNR_RETRY) {
 		qp->rnr_retry = a->rnr_retry;
-		qp->rnr_left = a->rnr_retry;
+		qp->req.rnr_left = a->rnr_retry;
 	}
 	if (mask & IB_QP_RQ_PSN)
-		qp->epsn = a->rq_psn & SROCE_PSN_MASK;
+		qp->resp.epsn = a->rq_psn & SROCE_PSN_MASK;
 	if (mask & IB_QP_MIN_RNR_TIMER)
 		qp->min_rnr_timer = a->min_rnr_timer;
 	if (mask & IB_QP_SQ_PSN) {
-		qp->req_psn = a->sq_psn & SROCE_PSN_MASK;
-		qp->una_psn = qp->req_psn;
-		qp->req_max_psn = qp->req_psn;
+		qp->req.psn = a->sq_psn & SROCE_PSN_MASK;
+		qp->req.una_psn = qp->req.psn;
+		qp->req.max_psn = qp->req.psn;
 	}
 	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
 		qp->max_rd_atomic = a->max_rd_atomic;
@@ -724,8 +724,8 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *a, int mask,
 	}
 	err = 0;
 out:
-	spin_unlock(&qp->rq_lock);
-	spin_unlock_bh(&qp->sq_lock);
+	spin_unlock(&qp->resp.lock);
+	spin_unlock_bh(&qp->req.lock);
 	if (flush) {
 		sroce_qp_error(qp);
 		/* Nothing more will be taken from the SRQ for this QP. */
@@ -745,15 +745,15 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *a, int mask,
 
 	memset(a, 0, sizeof(*a));
 	memset(init, 0, sizeof(*init));
-	spin_lock_bh(&qp->sq_lock);
-	spin_lock(&qp->rq_lock);
+	spin_lock_bh(&qp->req.lock);
+	spin_lock(&qp->resp.lock);
 	a->qp_state = qp->state;
 	a->cur_qp_state = qp->state;
 	a->path_mtu = qp->path_mtu;
 	a->path_mig_state = IB_MIG_MIGRATED;
 	a->qkey = qp->qkey;
-	a->rq_psn = qp->epsn;
-	a->sq_psn = qp->req_psn;
+	a->rq_psn = qp->resp.epsn;
+	a->sq_psn = qp->req.psn;
 	a->dest_qp_num = qp->dest_qpn;
 	a->qp_access_flags = qp->access;
 	a->cap = qp->cap;
@@ -774,8 +774,8 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *a, int mask,
 	g->hop_limit = qp->av.grh.hop_limit;
 	g->traffic_class = qp->av.grh.traffic_class;
 	memcpy(a->ah_attr.roce.dmac, qp->av.dmac, ETH_ALEN);
-	spin_unlock(&qp->rq_lock);
-	spin_unlock_bh(&qp->sq_lock);
+	spin_unlock(&qp->resp.lock);
+	spin_unlock_bh(&qp->req.lock);
 
 	init->event_handler = ibqp->event_handler;
 	init->qp_context = ibqp->qp_context;
@@ -829,26 +829,26 @@ int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	struct sroce_qp *qp = to_sqp(ibqp);
 	struct sroce_qp_res r = {};
 
-	spin_lock_bh(&qp->sq_lock);
-	spin_lock(&qp->rq_lock);
-	r.una_psn = qp->una_psn;
-	r.next_psn = qp->req_psn;
-	r.max_psn = qp->req_max_psn;
-	r.sq_wqes = (qp->sq_head - qp->sq.cons) & qp->sq.index_mask;
-	r.rd_outstanding = qp->rd_outstanding;
-	r.retry_left = qp->retry_left;
-	r.rnr_left = qp->rnr_left;
-	r.rnr_wait = qp->rnr_wait;
-	r.timer = hrtimer_active(&qp->timer);
+	spin_lock_bh(&qp->req.lock);
+	spin_lock(&qp->resp.lock);
+	r.una_psn = qp->req.una_psn;
+	r.next_psn = qp->req.psn;
+	r.max_psn = qp->req.max_psn;
+	r.sq_wqes = (qp->req.head - qp->sq.cons) & qp->sq.index_mask;
+	r.rd_outstanding = qp->req.rd_outstanding;
+	r.retry_left = qp->req.retry_left;
+	r.rnr_left = qp->req.rnr_left;
+	r.rnr_wait = qp->req.rnr_wait;
+	r.timer = hrtimer_active(&qp->req.timer);
 	if (qp->rq.buf)
 		r.rq_wqes = ((qp->user ? sroce_queue_user_prod(&qp->rq) :
 			      qp->rq.prod) - qp->rq.cons) & qp->rq.index_mask;
-	r.msn = qp->msn;
-	r.resp_jobs = qp->job_tail - qp->job_head;	/* tail produces */
-	r.read_jobs = qp->rd_pending;
-	r.nak_seq = qp->nak_seq;
-	spin_unlock(&qp->rq_lock);
-	spin_unlock_bh(&qp->sq_lock);
+	r.msn = qp->resp.msn;
+	r.resp_jobs = qp->resp.job_tail - qp->resp.job_head;	/* tail produces */
+	r.read_jobs = qp->resp.rd_pending;
+	r.nak_seq = qp->resp.nak_seq;
+	spin_unlock(&qp->resp.lock);
+	spin_unlock_bh(&qp->req.lock);
 
 	return sroce_fill_res(msg, NULL, sroce_qp_res_fields,
 			      ARRAY_SIZE(sroce_qp_res_fields), &r);
@@ -935,9 +935,9 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 
 	if (!irqs_off)
 		local_bh_disable();
-	spin_lock(&qp->sq_lock);
+	spin_lock(&qp->req.lock);
 	if (qp->state < IB_QPS_RTS && qp->state != IB_QPS_ERR) {
-		spin_unlock(&qp->sq_lock);
+		spin_unlock(&qp->req.lock);
 		if (!irqs_off)
 			local_bh_enable();
 		if (bad)
@@ -956,7 +956,7 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	sroce_req_fetch(qp);
 	if (qp->state == IB_QPS_ERR)
 		sroce_comp_flush(qp);
-	spin_unlock(&qp->sq_lock);
+	spin_unlock(&qp->req.lock);
 
 	if (irqs_off) {
 		sroce_qp_schedule(qp, 0);
@@ -980,7 +980,7 @@ int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		*bad = wr;
 		return -EINVAL;	/* it receives through its SRQ */
 	}
-	spin_lock_irqsave(&qp->rq_lock, flags);
+	spin_lock_irqsave(&qp->resp.lock, flags);
 	for (; wr; wr = wr->next) {
 		err = sroce_rq_post_one(&qp->rq, wr, qp->cap.max_recv_sge);
 		if (err) {
@@ -991,6 +991,6 @@ int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	sroce_queue_publish_prod(&qp->rq);
 	if (qp->state == IB_QPS_ERR)
 		sroce_rq_flush(qp);
-	spin_unlock_irqrestore(&qp->rq_lock, flags);
+	spin_unlock_irqrestore(&qp->resp.lock, flags);
 	return err;
 }

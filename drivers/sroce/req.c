@@ -301,7 +301,7 @@ static void sroce_req_copy_wqe(struct sroce_qp *qp, u32 i)
 
 /**
  * sroce_req_fetch() - copy the WQEs user space queued since the last look
- * @qp: the QP; caller holds sq_lock
+ * @qp: the QP; caller holds req.lock
  *
  * Return: the number of WQEs copied.
  */
@@ -309,16 +309,16 @@ u32 sroce_req_fetch(struct sroce_qp *qp)
 {
 	u32 prod, n = 0;
 
-	lockdep_assert_held(&qp->sq_lock);
+	lockdep_assert_held(&qp->req.lock);
 
 	prod = qp->user ? sroce_queue_user_prod(&qp->sq) : qp->sq.prod;
 	/* A producer index that claims more than the ring holds is a lie. */
 	if (sroce_q_count(prod, qp->sq.cons, qp->sq.index_mask) <
-	    sroce_q_count(qp->sq_head, qp->sq.cons, qp->sq.index_mask))
+	    sroce_q_count(qp->req.head, qp->sq.cons, qp->sq.index_mask))
 		return 0;
-	while (qp->sq_head != prod) {
-		sroce_req_copy_wqe(qp, qp->sq_head);
-		qp->sq_head = sroce_q_next(qp->sq_head, qp->sq.index_mask);
+	while (qp->req.head != prod) {
+		sroce_req_copy_wqe(qp, qp->req.head);
+		qp->req.head = sroce_q_next(qp->req.head, qp->sq.index_mask);
 		n++;
 	}
 	return n;
@@ -326,7 +326,7 @@ u32 sroce_req_fetch(struct sroce_qp *qp)
 
 /**
  * sroce_req_arm_timer() - the ACK timeout starts again from now
- * @qp: the QP; caller holds sq_lock
+ * @qp: the QP; caller holds req.lock
  *
  * Called when something is sent with nothing outstanding, and when an ACK
  * moves the oldest unacknowledged PSN. The timer is lazy: starting and
@@ -337,22 +337,22 @@ u32 sroce_req_fetch(struct sroce_qp *qp)
  */
 void sroce_req_arm_timer(struct sroce_qp *qp)
 {
-	lockdep_assert_held(&qp->sq_lock);
-	if (qp->rnr_wait || !qp->timer_ns || qp->dying ||
-	    qp->una_psn == qp->req_psn)
+	lockdep_assert_held(&qp->req.lock);
+	if (qp->req.rnr_wait || !qp->req.timer_ns || qp->dying ||
+	    qp->req.una_psn == qp->req.psn)
 		return;
-	qp->ack_deadline = ktime_add_ns(ktime_get(), qp->timer_ns);
-	if (!hrtimer_is_queued(&qp->timer))
-		hrtimer_start(&qp->timer, qp->ack_deadline,
+	qp->req.ack_deadline = ktime_add_ns(ktime_get(), qp->req.timer_ns);
+	if (!hrtimer_is_queued(&qp->req.timer))
+		hrtimer_start(&qp->req.timer, qp->req.ack_deadline,
 			      HRTIMER_MODE_ABS_SOFT);
 }
 
 /**
  * sroce_req_rewind() - go back to @psn and send everything from there again
- * @qp: the QP; caller holds sq_lock
+ * @qp: the QP; caller holds req.lock
  * @psn: the oldest PSN to send again
  *
- * The requester's position (req_cur, req_off, req_psn) moves to the packet
+ * The requester's position (req.cur, req.off, req.psn) moves to the packet
  * at @psn, or to the first one of the oldest WQE not completed if @psn is
  * older; a READ is asked again only from its first byte not placed. A
  * @psn beyond every WQE started changes nothing.
@@ -361,8 +361,8 @@ void sroce_req_rewind(struct sroce_qp *qp, u32 psn)
 {
 	u32 i;
 
-	lockdep_assert_held(&qp->sq_lock);
-	for (i = qp->sq.cons; i != qp->sq_head;
+	lockdep_assert_held(&qp->req.lock);
+	for (i = qp->sq.cons; i != qp->req.head;
 	     i = sroce_q_next(i, qp->sq.index_mask)) {
 		struct sroce_swqe *w = sroce_swqe(qp, i);
 		u32 last;
@@ -378,17 +378,17 @@ void sroce_req_rewind(struct sroce_qp *qp, u32 psn)
 			continue;
 		if (sroce_psn_cmp(psn, w->first_psn) < 0)
 			psn = w->first_psn;
-		qp->req_cur = i;
+		qp->req.cur = i;
 		if (w->opcode == IB_WR_RDMA_READ) {
 			/* Ask again only for what has not arrived. */
-			qp->req_off = w->rd_done;
+			qp->req.off = w->rd_done;
 			psn = sroce_psn_add(w->first_psn,
 					    w->rd_done / qp->pmtu);
 		} else {
-			qp->req_off = sroce_psn_add(psn, -w->first_psn) *
+			qp->req.off = sroce_psn_add(psn, -w->first_psn) *
 				      qp->pmtu;
 		}
-		qp->req_psn = psn;
+		qp->req.psn = psn;
 		return;
 	}
 }
@@ -424,7 +424,7 @@ static u16 sroce_ud_sport(struct sroce_qp *qp, struct sroce_swqe *w)
  * Execute a local WQE (fast registration, local invalidation, window bind)
  * when the requester reaches it, in SQ order. It has no packets: it
  * completes with the packets before it, at once if they are all
- * acknowledged. Caller holds sq_lock. Return: true when it failed and must
+ * acknowledged. Caller holds req.lock. Return: true when it failed and must
  * complete in error now.
  */
 static bool sroce_req_local(struct sroce_qp *qp, struct sroce_swqe *w)
@@ -432,7 +432,7 @@ static bool sroce_req_local(struct sroce_qp *qp, struct sroce_swqe *w)
 	enum ib_wc_status st = IB_WC_LOC_PROT_ERR;
 	int err = 0;
 
-	lockdep_assert_held(&qp->sq_lock);
+	lockdep_assert_held(&qp->req.lock);
 
 	if (!w->started) {
 		if (w->opcode == IB_WR_REG_MR) {
@@ -447,28 +447,28 @@ static bool sroce_req_local(struct sroce_qp *qp, struct sroce_swqe *w)
 		w->started = 1;
 		w->sent = 1;
 		w->done = 1;
-		w->first_psn = qp->req_psn;
-		w->last_psn = sroce_psn_add(qp->req_psn, -1);
+		w->first_psn = qp->req.psn;
+		w->last_psn = sroce_psn_add(qp->req.psn, -1);
 	}
 	if (err) {
 		w->bad = st;
-		return qp->req_cur == qp->sq.cons;
+		return qp->req.cur == qp->sq.cons;
 	}
-	qp->req_cur = sroce_q_next(qp->req_cur, qp->sq.index_mask);
-	qp->req_off = 0;
+	qp->req.cur = sroce_q_next(qp->req.cur, qp->sq.index_mask);
+	qp->req.off = 0;
 	/* Completes now if everything before it has. */
 	sroce_comp_sent(qp);
 	return false;
 }
 
 /*
- * Build one packet of @w at req_off. Caller holds sq_lock. Return: the
+ * Build one packet of @w at req.off. Caller holds req.lock. Return: the
  * packet, or ERR_PTR(-ENOMEM) or a copy's error (sroce_sge_copy()).
  */
 static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 				       struct sroce_swqe *w, u32 *psnp)
 {
-	u32 psn = qp->req_psn, off = qp->req_off, paylen = 0, npkts = 1;
+	u32 psn = qp->req.psn, off = qp->req.off, paylen = 0, npkts = 1;
 	bool first = !off, last = true, ackreq, ud = sroce_qp_is_ud(qp);
 	bool unacked = sroce_qp_unacked(qp);
 	u32 rlen = w->length - off;	/* RETH length */
@@ -493,7 +493,7 @@ static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 		ackreq = true;
 		if (off / w->rd_chunk >= w->rd_reqs) {
 			w->rd_reqs = off / w->rd_chunk + 1;
-			qp->rd_outstanding++;
+			qp->req.rd_outstanding++;
 		}
 	} else if (w->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
 		   w->opcode == IB_WR_ATOMIC_FETCH_AND_ADD) {
@@ -515,7 +515,7 @@ static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 	if (w->opcode != IB_WR_RDMA_READ && sroce_wr_waits(w->opcode) &&
 	    !w->rd_reqs) {
 		w->rd_reqs = 1;
-		qp->rd_outstanding++;
+		qp->req.rd_outstanding++;
 	}
 	if (ud)
 		opcode |= SROCE_TR_UD;
@@ -598,18 +598,18 @@ static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 		w->last_psn = sroce_psn_add(psn, npkts - 1);
 		w->sent = 1;
 		w->done = unacked;
-		qp->req_cur = sroce_q_next(qp->req_cur, qp->sq.index_mask);
-		qp->req_off = 0;
+		qp->req.cur = sroce_q_next(qp->req.cur, qp->sq.index_mask);
+		qp->req.off = 0;
 	} else {
-		qp->req_off += w->opcode == IB_WR_RDMA_READ ? rlen : paylen;
+		qp->req.off += w->opcode == IB_WR_RDMA_READ ? rlen : paylen;
 	}
-	if (sroce_psn_cmp(psn, qp->req_max_psn) < 0) {
+	if (sroce_psn_cmp(psn, qp->req.max_psn) < 0) {
 		sroce_qp_count(qp, SROCE_CNT_RETRANSMITS, 1);
 		trace_sroce_retransmit(qp, psn);
 	}
-	qp->req_psn = sroce_psn_add(psn, npkts);
-	if (sroce_psn_cmp(qp->req_psn, qp->req_max_psn) > 0)
-		qp->req_max_psn = qp->req_psn;
+	qp->req.psn = sroce_psn_add(psn, npkts);
+	if (sroce_psn_cmp(qp->req.psn, qp->req.max_psn) > 0)
+		qp->req.max_psn = qp->req.psn;
 	*psnp = psn;
 	return skb;
 }
@@ -628,33 +628,33 @@ struct sk_buff *sroce_req_next(struct sroce_qp *qp, u32 *psn)
 	bool fail = false;
 	int err = 0;
 
-	spin_lock_bh(&qp->sq_lock);
+	spin_lock_bh(&qp->req.lock);
 	/* A fault the completer dropped a response for is in (odp.c). */
 	if (test_and_clear_bit(SROCE_QP_ODP_RESEND, &qp->flags) &&
-	    qp->state == IB_QPS_RTS && !qp->rnr_wait)
-		sroce_req_rewind(qp, qp->una_psn);
+	    qp->state == IB_QPS_RTS && !qp->req.rnr_wait)
+		sroce_req_rewind(qp, qp->req.una_psn);
 	/* UD, UC: what the last call handed out has gone; complete it. */
 	if (sroce_qp_unacked(qp) &&
 	    (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD))
 		sroce_comp_sent(qp);
-	if (qp->state != IB_QPS_RTS || qp->rnr_wait || qp->odp_wait ||
-	    qp->req_err)
+	if (qp->state != IB_QPS_RTS || qp->req.rnr_wait || qp->req.odp_wait ||
+	    qp->req.err)
 		goto out;
 	sroce_req_fetch(qp);
 again:
-	if (qp->req_cur == qp->sq_head)
+	if (qp->req.cur == qp->req.head)
 		goto out;
-	w = sroce_swqe(qp, qp->req_cur);
+	w = sroce_swqe(qp, qp->req.cur);
 	if (w->bad) {
 		/* Completes in order, once everything before it has. */
-		if (qp->req_cur == qp->sq.cons)
+		if (qp->req.cur == qp->sq.cons)
 			fail = true;
 		goto out;
 	}
 	/* Nothing to acknowledge on UD and UC: done once sent. */
 	if (sroce_qp_unacked(qp))
-		qp->una_psn = qp->req_psn;
-	if (!w->started && (w->flags & IB_SEND_FENCE) && qp->rd_outstanding)
+		qp->req.una_psn = qp->req.psn;
+	if (!w->started && (w->flags & IB_SEND_FENCE) && qp->req.rd_outstanding)
 		goto out;
 	/* Local WQEs send nothing: the PSN window does not hold them up. */
 	if (sroce_wr_local(w->opcode)) {
@@ -664,17 +664,17 @@ again:
 		goto out;
 	}
 	if (!sroce_qp_unacked(qp) &&
-	    sroce_psn_diff(qp->req_psn, qp->una_psn) >=
-	    (qp->cwnd ?: SROCE_WINDOW))
+	    sroce_psn_diff(qp->req.psn, qp->req.una_psn) >=
+	    (qp->req.cwnd ?: SROCE_WINDOW))
 		goto out;
 	/*
 	 * A READ request or an atomic not sent before needs a responder
 	 * resource.
 	 */
 	if (sroce_wr_waits(w->opcode) &&
-	    qp->rd_outstanding >= max_t(u32, qp->max_rd_atomic, 1) &&
+	    qp->req.rd_outstanding >= max_t(u32, qp->max_rd_atomic, 1) &&
 	    (w->opcode == IB_WR_RDMA_READ ?
-	     !w->started || qp->req_off / w->rd_chunk >= w->rd_reqs :
+	     !w->started || qp->req.off / w->rd_chunk >= w->rd_reqs :
 	     !w->rd_reqs))
 		goto out;
 
@@ -699,13 +699,13 @@ again:
 	}
 	if (err == -EAGAIN) {
 		/* An ODP fault is on its way; it resumes the requester. */
-		qp->odp_wait = true;
+		qp->req.odp_wait = true;
 	} else if (err == -ENOMEM) {
 		sroce_qp_schedule(qp, 1);
 	} else if (err) {
 		/* Bad lkey, foreign PD, no right or out of bounds. */
 		w->bad = IB_WC_LOC_PROT_ERR;
-		if (qp->req_cur == qp->sq.cons)
+		if (qp->req.cur == qp->sq.cons)
 			fail = true;
 	}
 	if (skb && sroce_qp_unacked(qp)) {
@@ -716,13 +716,13 @@ again:
 		 * refused could not be sent again (sroce_req_rewind() finds
 		 * only WQEs not completed) and the message would be lost.
 		 */
-		qp->una_psn = qp->req_psn;
-	} else if (skb && *psn == qp->una_psn) {
+		qp->req.una_psn = qp->req.psn;
+	} else if (skb && *psn == qp->req.una_psn) {
 		/* The first outstanding packet: its ACK is due from now. */
 		sroce_req_arm_timer(qp);
 	}
 out:
-	spin_unlock_bh(&qp->sq_lock);
+	spin_unlock_bh(&qp->req.lock);
 	if (fail)
 		sroce_comp_fail_head(qp);
 	return skb;
@@ -731,10 +731,10 @@ out:
 /* The ACK timer, or the end of an RNR wait: go back N. Softirq. */
 enum hrtimer_restart sroce_req_timer(struct hrtimer *t)
 {
-	struct sroce_qp *qp = container_of(t, struct sroce_qp, timer);
+	struct sroce_qp *qp = container_of(t, struct sroce_qp, req.timer);
 	enum ib_wc_status fail = IB_WC_SUCCESS;
 
-	spin_lock(&qp->sq_lock);
+	spin_lock(&qp->req.lock);
 	/*
 	 * Stale: while this waited for the lock, an RNR NAK or the transmit
 	 * path queued the timer again (hrtimer_start() on a running timer);
@@ -742,40 +742,40 @@ enum hrtimer_restart sroce_req_timer(struct hrtimer *t)
 	 */
 	if (hrtimer_is_queued(t) ||
 	    (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD)) {
-		spin_unlock(&qp->sq_lock);
+		spin_unlock(&qp->req.lock);
 		return HRTIMER_NORESTART;
 	}
-	if (qp->rnr_wait) {
-		qp->rnr_wait = false;
-		sroce_req_rewind(qp, qp->una_psn);
-	} else if (qp->una_psn != qp->req_psn) {
+	if (qp->req.rnr_wait) {
+		qp->req.rnr_wait = false;
+		sroce_req_rewind(qp, qp->req.una_psn);
+	} else if (qp->req.una_psn != qp->req.psn) {
 		/* ACKs or a new first packet moved the deadline meanwhile. */
-		if (ktime_before(ktime_get(), qp->ack_deadline)) {
-			hrtimer_set_expires(t, qp->ack_deadline);
-			spin_unlock(&qp->sq_lock);
+		if (ktime_before(ktime_get(), qp->req.ack_deadline)) {
+			hrtimer_set_expires(t, qp->req.ack_deadline);
+			spin_unlock(&qp->req.lock);
 			return HRTIMER_RESTART;
 		}
 		sroce_qp_count(qp, SROCE_CNT_TIMEOUTS, 1);
-		if (!qp->retry_left) {
+		if (!qp->req.retry_left) {
 			fail = IB_WC_RETRY_EXC_ERR;
 		} else {
-			qp->retry_left--;
+			qp->req.retry_left--;
 			/*
 			 * A peer slower than the timeout still holds what was
 			 * sent; a full window again would queue behind it and
 			 * time out again. Resend a little, grow on ACKs.
 			 */
-			qp->cwnd = SROCE_WINDOW_MIN;
-			sroce_req_rewind(qp, qp->una_psn);
+			qp->req.cwnd = SROCE_WINDOW_MIN;
+			sroce_req_rewind(qp, qp->req.una_psn);
 		}
 	} else {
 		/* Everything was acknowledged since it was armed. */
-		spin_unlock(&qp->sq_lock);
+		spin_unlock(&qp->req.lock);
 		return HRTIMER_NORESTART;
 	}
 	if (fail != IB_WC_SUCCESS)
-		qp->req_err = fail;
-	spin_unlock(&qp->sq_lock);
+		qp->req.err = fail;
+	spin_unlock(&qp->req.lock);
 
 	if (fail != IB_WC_SUCCESS) {
 		sroce_comp_fail_head(qp);
@@ -788,15 +788,15 @@ enum hrtimer_restart sroce_req_timer(struct hrtimer *t)
 	 * re-armed the timer if it ran here; if another context sends, do it
 	 * now.
 	 */
-	spin_lock(&qp->sq_lock);
-	if (!hrtimer_is_queued(t) && qp->una_psn != qp->req_psn &&
-	    qp->timer_ns && !qp->dying &&
-	    !qp->rnr_wait && qp->state == IB_QPS_RTS) {
-		qp->ack_deadline = ktime_add_ns(ktime_get(), qp->timer_ns);
-		hrtimer_set_expires(t, qp->ack_deadline);
-		spin_unlock(&qp->sq_lock);
+	spin_lock(&qp->req.lock);
+	if (!hrtimer_is_queued(t) && qp->req.una_psn != qp->req.psn &&
+	    qp->req.timer_ns && !qp->dying &&
+	    !qp->req.rnr_wait && qp->state == IB_QPS_RTS) {
+		qp->req.ack_deadline = ktime_add_ns(ktime_get(), qp->req.timer_ns);
+		hrtimer_set_expires(t, qp->req.ack_deadline);
+		spin_unlock(&qp->req.lock);
 		return HRTIMER_RESTART;
 	}
-	spin_unlock(&qp->sq_lock);
+	spin_unlock(&qp->req.lock);
 	return HRTIMER_NORESTART;
 }

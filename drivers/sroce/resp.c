@@ -7,7 +7,7 @@
  * NAK until the gap closes, and a SEND with no receive WQE gets an RNR NAK.
  *
  * What goes back to the requester (ACKs, NAKs, READ responses) is queued in
- * PSN order in qp->jobs and sent by the QP's transmit loop; an ACK queued
+ * PSN order in qp->resp.jobs and sent by the QP's transmit loop; an ACK queued
  * behind another ACK replaces it, which coalesces ACKs under load.
  */
 #include <linux/if_vlan.h>
@@ -92,7 +92,7 @@ EXPORT_SYMBOL_IF_KUNIT(sroce_resp_opseq);
 
 /**
  * sroce_resp_push() - queue a job for the responder to send
- * @qp: the QP; caller holds rq_lock
+ * @qp: the QP; caller holds resp.lock
  * @j: the job, copied
  *
  * An ACK right behind an ACK replaces it.
@@ -101,12 +101,12 @@ EXPORT_SYMBOL_IF_KUNIT(sroce_resp_opseq);
  */
 bool sroce_resp_push(struct sroce_qp *qp, const struct sroce_rjob *j)
 {
-	u32 n = qp->job_tail - qp->job_head;
+	u32 n = qp->resp.job_tail - qp->resp.job_head;
 
-	lockdep_assert_held(&qp->rq_lock);
+	lockdep_assert_held(&qp->resp.lock);
 	if (n && j->type == SROCE_RJOB_ACK &&
 	    j->syn == SROCE_AETH_ACK_UNLIMITED) {
-		struct sroce_rjob *t = sroce_rjob_at(qp, qp->job_tail - 1);
+		struct sroce_rjob *t = sroce_rjob_at(qp, qp->resp.job_tail - 1);
 
 		if (t->type == SROCE_RJOB_ACK && t->syn == j->syn) {
 			t->psn = j->psn;
@@ -116,8 +116,8 @@ bool sroce_resp_push(struct sroce_qp *qp, const struct sroce_rjob *j)
 	}
 	if (n == SROCE_RJOBS)
 		return false;
-	*sroce_rjob_at(qp, qp->job_tail) = *j;
-	qp->job_tail++;
+	*sroce_rjob_at(qp, qp->resp.job_tail) = *j;
+	qp->resp.job_tail++;
 	return true;
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_resp_push);
@@ -128,7 +128,7 @@ static void sroce_resp_ack(struct sroce_qp *qp, u8 syn, u32 psn)
 		.type = SROCE_RJOB_ACK,
 		.syn = syn,
 		.psn = psn,
-		.msn = qp->msn,
+		.msn = qp->resp.msn,
 	};
 
 	if ((syn & SROCE_AETH_TYPE_MASK) == SROCE_AETH_NAK) {
@@ -145,16 +145,16 @@ static void sroce_resp_ack(struct sroce_qp *qp, u8 syn, u32 psn)
 static void sroce_resp_remember(struct sroce_qp *qp, u32 psn, u32 npkts,
 				u64 orig, u8 atomic)
 {
-	typeof(qp->rd_hist[0]) *h = &qp->rd_hist[qp->rd_hist_next];
+	typeof(qp->resp.rd_hist[0]) *h = &qp->resp.rd_hist[qp->resp.rd_hist_next];
 
 	h->psn = psn;
 	h->npkts = npkts;
 	h->orig = orig;
 	h->atomic = atomic;
-	qp->rd_hist_next = (qp->rd_hist_next + 1) % SROCE_MAX_QP_RD_ATOM;
+	qp->resp.rd_hist_next = (qp->resp.rd_hist_next + 1) % SROCE_MAX_QP_RD_ATOM;
 }
 
-/* Copy the next receive WQE out of the RQ or the SRQ into qp->rwqe. */
+/* Copy the next receive WQE out of the RQ or the SRQ into qp->resp.rwqe. */
 static int sroce_resp_take_rwqe(struct sroce_qp *qp)
 {
 	struct sroce_srq *srq;
@@ -166,14 +166,14 @@ static int sroce_resp_take_rwqe(struct sroce_qp *qp)
 		prod = qp->user ? sroce_queue_user_prod(&qp->rq) : qp->rq.prod;
 		if (qp->rq.cons == prod)
 			return -EAGAIN;
-		qp->have_rwqe = true;
+		qp->resp.have_rwqe = true;
 		return sroce_rwqe_copy(sroce_queue_slot(&qp->rq, qp->rq.cons),
-				       &qp->rwqe, qp->cap.max_recv_sge);
+				       &qp->resp.rwqe, qp->cap.max_recv_sge);
 	}
 	srq = to_ssrq(qp->ibqp.srq);
-	err = sroce_srq_take(srq, &qp->rwqe, &limit_hit);
+	err = sroce_srq_take(srq, &qp->resp.rwqe, &limit_hit);
 	if (err != -EAGAIN)
-		qp->have_rwqe = true;
+		qp->resp.have_rwqe = true;
 	if (limit_hit)
 		sroce_srq_event(srq);
 	return err;
@@ -193,12 +193,12 @@ int sroce_resp_complete(struct sroce_qp *qp, struct sroce_wc *wc,
 {
 	int err;
 
-	wc->wr_id = qp->rwqe.wr_id;
+	wc->wr_id = qp->resp.rwqe.wr_id;
 	wc->qp_num = qp->ibqp.qp_num;
 	if (!wc->src_qp)
 		wc->src_qp = qp->dest_qpn;
-	qp->have_rwqe = false;
-	qp->rcv_off = 0;
+	qp->resp.have_rwqe = false;
+	qp->resp.rcv_off = 0;
 	/* An SRQ's WQE left its ring when the QP took it. */
 	if (!qp->ibqp.srq) {
 		qp->rq.cons = sroce_q_next(qp->rq.cons, qp->rq.index_mask);
@@ -206,7 +206,7 @@ int sroce_resp_complete(struct sroce_qp *qp, struct sroce_wc *wc,
 	}
 	err = sroce_complete(qp, qp->ibqp.recv_cq, wc, solicited);
 	if (err) {
-		qp->rwqe_failed = true;
+		qp->resp.rwqe_failed = true;
 		return -ENOSPC;
 	}
 	return 0;
@@ -216,9 +216,9 @@ void sroce_resp_fail_rwqe(struct sroce_qp *qp, enum ib_wc_status st)
 {
 	struct sroce_wc wc = { .status = st, .opcode = IB_WC_RECV };
 
-	if (qp->have_rwqe) {
+	if (qp->resp.have_rwqe) {
 		sroce_resp_complete(qp, &wc, true);
-		qp->rwqe_failed = true;
+		qp->resp.rwqe_failed = true;
 	}
 }
 
@@ -241,7 +241,7 @@ int sroce_resp_get_rwqe(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	 * one out of the SRQ is the QP's already and completes now.
 	 */
 	if (!qp->ibqp.srq && !sroce_pkt_icrc_ok(pkt)) {
-		qp->have_rwqe = false;
+		qp->resp.have_rwqe = false;
 		return -EBADMSG;
 	}
 	sroce_resp_fail_rwqe(qp, IB_WC_LOC_LEN_ERR);
@@ -293,23 +293,23 @@ int sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt, u8 *nak)
 
 	/* rcv_off also tracks a WRITE; a new SEND starts from zero. */
 	if (first)
-		qp->rcv_off = 0;
-	if (!qp->have_rwqe) {
+		qp->resp.rcv_off = 0;
+	if (!qp->resp.have_rwqe) {
 		err = sroce_resp_get_rwqe(qp, pkt);
 		if (err)
 			return sroce_resp_no_rwqe(nak, err);
 	}
 	if (!sroce_resp_paylen_ok(qp, pkt, last))
 		return sroce_resp_nak(pkt, nak, SROCE_AETH_NAK_INVALID, -EINVAL);
-	if (pkt->paylen > qp->rwqe.length - qp->rcv_off) {
+	if (pkt->paylen > qp->resp.rwqe.length - qp->resp.rcv_off) {
 		err = sroce_resp_nak(pkt, nak, SROCE_AETH_NAK_INVALID, -EINVAL);
 		if (err != -EBADMSG)
 			sroce_resp_fail_rwqe(qp, IB_WC_LOC_LEN_ERR);
 		return err;
 	}
 	c.crc = sroce_pkt_icrc_copy(pkt, &crc);
-	err = sroce_sge_copy(qp->ibqp.pd, qp->rwqe.sge, qp->rwqe.num_sge,
-			     qp->rcv_off, pkt->paylen, IB_ACCESS_LOCAL_WRITE,
+	err = sroce_sge_copy(qp->ibqp.pd, qp->resp.rwqe.sge, qp->resp.rwqe.num_sge,
+			     qp->resp.rcv_off, pkt->paylen, IB_ACCESS_LOCAL_WRITE,
 			     &c);
 	if (sroce_resp_odp_miss(err))
 		return sroce_pkt_icrc_ok(pkt) ? -EAGAIN : -EBADMSG;
@@ -321,12 +321,12 @@ int sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt, u8 *nak)
 	}
 	if (!sroce_pkt_icrc_placed(pkt, crc))
 		return -EBADMSG;
-	qp->rcv_off += pkt->paylen;
+	qp->resp.rcv_off += pkt->paylen;
 	if (last) {
 		struct sroce_wc wc = {
 			.status = IB_WC_SUCCESS,
 			.opcode = IB_WC_RECV,
-			.byte_len = qp->rcv_off,
+			.byte_len = qp->resp.rcv_off,
 		};
 
 		if (op == SROCE_OP_SEND_LAST_IMM ||
@@ -348,7 +348,7 @@ int sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt, u8 *nak)
 			*nak = SROCE_AETH_NAK_REM_OP;
 			return -ENOSPC;
 		}
-		qp->msn++;
+		qp->resp.msn++;
 	}
 	return 0;
 }
@@ -376,7 +376,7 @@ int sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt, u8 *nak)
 	int err;
 
 	/* The receive WQE an immediate consumes must be there first. */
-	if (imm && !qp->have_rwqe) {
+	if (imm && !qp->resp.have_rwqe) {
 		err = sroce_resp_get_rwqe(qp, pkt);
 		if (err)
 			return sroce_resp_no_rwqe(nak, err);
@@ -393,20 +393,20 @@ int sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt, u8 *nak)
 				       IB_ACCESS_REMOTE_WRITE))
 			return sroce_resp_nak(pkt, nak, SROCE_AETH_NAK_REM_ACC,
 					      -EACCES);
-		qp->wr_va = va;
-		qp->wr_rkey = rkey;
-		qp->wr_len = len;
-		qp->rcv_off = 0;
+		qp->resp.wr_va = va;
+		qp->resp.wr_rkey = rkey;
+		qp->resp.wr_len = len;
+		qp->resp.rcv_off = 0;
 	}
 	if (!sroce_resp_paylen_ok(qp, pkt, last) ||
-	    pkt->paylen > qp->wr_len - qp->rcv_off ||
-	    (last && qp->rcv_off + pkt->paylen != qp->wr_len))
+	    pkt->paylen > qp->resp.wr_len - qp->resp.rcv_off ||
+	    (last && qp->resp.rcv_off + pkt->paylen != qp->resp.wr_len))
 		return sroce_resp_nak(pkt, nak, SROCE_AETH_NAK_INVALID, -EINVAL);
 	c.crc = sroce_pkt_icrc_copy(pkt, &crc);
 	if (pkt->paylen) {
 		/* Looked up per packet: a deregistered MR stops the write. */
-		err = sroce_rkey_copy(qp, qp->wr_rkey,
-				      qp->wr_va + qp->rcv_off, pkt->paylen,
+		err = sroce_rkey_copy(qp, qp->resp.wr_rkey,
+				      qp->resp.wr_va + qp->resp.rcv_off, pkt->paylen,
 				      IB_ACCESS_REMOTE_WRITE, &c);
 		if (sroce_resp_odp_miss(err))
 			return sroce_pkt_icrc_ok(pkt) ? -EAGAIN : -EBADMSG;
@@ -416,13 +416,13 @@ int sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt, u8 *nak)
 	}
 	if (!sroce_pkt_icrc_placed(pkt, crc))
 		return -EBADMSG;
-	qp->rcv_off += pkt->paylen;
+	qp->resp.rcv_off += pkt->paylen;
 	if (last) {
 		if (imm) {
 			struct sroce_wc wc = {
 				.status = IB_WC_SUCCESS,
 				.opcode = IB_WC_RECV_RDMA_WITH_IMM,
-				.byte_len = qp->wr_len,
+				.byte_len = qp->resp.wr_len,
 				.flags = IB_WC_WITH_IMM,
 				.imm = pkt->imm,
 			};
@@ -432,8 +432,8 @@ int sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt, u8 *nak)
 				return -ENOSPC;
 			}
 		}
-		qp->rcv_off = 0;
-		qp->msn++;
+		qp->resp.rcv_off = 0;
+		qp->resp.msn++;
 	}
 	return 0;
 }
@@ -450,7 +450,7 @@ static int sroce_resp_read(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	};
 
 	if (j.len > (1U << 31) ||
-	    qp->rd_pending >= qp->max_dest_rd_atomic) {
+	    qp->resp.rd_pending >= qp->max_dest_rd_atomic) {
 		*nak = SROCE_AETH_NAK_INVALID;
 		return -EINVAL;
 	}
@@ -460,15 +460,15 @@ static int sroce_resp_read(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		return -EACCES;
 	}
 	j.big = sroce_req_npkts(0, j.len, qp->pmtu) > SROCE_WINDOW;
-	qp->msn++;
-	j.msn = qp->msn;
+	qp->resp.msn++;
+	j.msn = qp->resp.msn;
 	if (!sroce_resp_push(qp, &j)) {
 		*nak = SROCE_AETH_NAK_INVALID;
 		return -EINVAL;
 	}
-	qp->rd_pending++;
-	qp->rd_pace = sroce_rd_pace_next(qp->rd_pace, qp->rd_loss);
-	qp->rd_loss = false;
+	qp->resp.rd_pending++;
+	qp->resp.rd_pace = sroce_rd_pace_next(qp->resp.rd_pace, qp->resp.rd_loss);
+	qp->resp.rd_loss = false;
 	sroce_resp_remember(qp, j.psn, sroce_req_npkts(0, j.len, qp->pmtu), 0,
 			    0);
 	return 0;
@@ -504,7 +504,7 @@ static int sroce_resp_atomic(struct sroce_qp *qp, struct sroce_pkt *pkt,
 					      sroce_atmeth_swap_add(&pkt->atmeth);
 		b = sroce_atmeth_swap_add(&pkt->atmeth);
 	}
-	if (qp->rd_pending >= qp->max_dest_rd_atomic ||
+	if (qp->resp.rd_pending >= qp->max_dest_rd_atomic ||
 	    (va & (sizeof(u64) - 1)))
 		goto invalid;
 	if (!(qp->access & need)) {
@@ -520,11 +520,11 @@ static int sroce_resp_atomic(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		*nak = SROCE_AETH_NAK_REM_ACC;
 		return err;
 	}
-	qp->msn++;
-	j.msn = qp->msn;
+	qp->resp.msn++;
+	j.msn = qp->resp.msn;
 	/* Without room the requester's retry gets the remembered result. */
 	if (sroce_resp_push(qp, &j))
-		qp->rd_pending++;
+		qp->resp.rd_pending++;
 	sroce_resp_remember(qp, j.psn, 1, j.va, op);
 	return 0;
 
@@ -576,7 +576,7 @@ static int sroce_resp_flush(struct sroce_qp *qp, struct sroce_pkt *pkt,
 
 	/* As rdma_rxe: a QP not enabled for the type refuses the request. */
 	if (need < 0 || (qp->access & need) != need ||
-	    qp->rd_pending >= qp->max_dest_rd_atomic ||
+	    qp->resp.rd_pending >= qp->max_dest_rd_atomic ||
 	    len > (1U << 31)) {
 		*nak = SROCE_AETH_NAK_INVALID;
 		return -EINVAL;
@@ -590,11 +590,11 @@ static int sroce_resp_flush(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	}
 	/* Orders every earlier placement before the answer is queued. */
 	smp_mb();
-	qp->msn++;
-	j.msn = qp->msn;
+	qp->resp.msn++;
+	j.msn = qp->resp.msn;
 	/* Without room the requester's retry gets the remembered answer. */
 	if (sroce_resp_push(qp, &j))
-		qp->rd_pending++;
+		qp->resp.rd_pending++;
 	sroce_resp_remember(qp, j.psn, 1, 0, SROCE_OP_FLUSH);
 	return 0;
 }
@@ -640,9 +640,9 @@ static bool sroce_resp_read_mid(struct sroce_qp *qp, u32 psn)
 	u32 i;
 
 	for (i = 0; i < SROCE_MAX_QP_RD_ATOM; i++) {
-		int d = sroce_psn_diff(psn, qp->rd_hist[i].psn);
+		int d = sroce_psn_diff(psn, qp->resp.rd_hist[i].psn);
 
-		if (d > 0 && d < qp->rd_hist[i].npkts)
+		if (d > 0 && d < qp->resp.rd_hist[i].npkts)
 			return true;
 	}
 	return false;
@@ -655,7 +655,7 @@ static int sroce_resp_execute(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	u8 op = pkt->opcode & SROCE_OP_MASK, next;
 	int err;
 
-	if (sroce_resp_opseq(qp->in_msg, pkt->opcode, &next))
+	if (sroce_resp_opseq(qp->resp.in_msg, pkt->opcode, &next))
 		return sroce_resp_nak(pkt, nak, SROCE_AETH_NAK_INVALID, -EINVAL);
 	switch (op) {
 	case SROCE_OP_READ_REQ:
@@ -683,18 +683,18 @@ static int sroce_resp_execute(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	}
 	if (err)
 		return err;
-	qp->in_msg = next;
-	qp->nak_seq = false;
+	qp->resp.in_msg = next;
+	qp->resp.nak_seq = false;
 	if (op == SROCE_OP_READ_REQ) {
-		qp->epsn = sroce_psn_add(pkt->psn,
-					 sroce_req_npkts(IB_WR_RDMA_READ,
-							 sroce_reth_len(&pkt->reth),
-							 qp->pmtu));
+		u32 n = sroce_req_npkts(IB_WR_RDMA_READ,
+					sroce_reth_len(&pkt->reth), qp->pmtu);
+
+		qp->resp.epsn = sroce_psn_add(pkt->psn, n);
 	} else if (sroce_opcode_is_atomic(op)) {
 		/* Its response job is its ACK. */
-		qp->epsn = sroce_psn_add(pkt->psn, 1);
+		qp->resp.epsn = sroce_psn_add(pkt->psn, 1);
 	} else {
-		qp->epsn = sroce_psn_add(pkt->psn, 1);
+		qp->resp.epsn = sroce_psn_add(pkt->psn, 1);
 		if (pkt->ackreq)
 			sroce_resp_ack(qp, SROCE_AETH_ACK_UNLIMITED, pkt->psn);
 	}
@@ -703,7 +703,7 @@ static int sroce_resp_execute(struct sroce_qp *qp, struct sroce_pkt *pkt,
 
 /**
  * sroce_resp_replay() - queue the answer to a replayed READ or atomic
- * @qp: the QP; caller holds rq_lock
+ * @qp: the QP; caller holds resp.lock
  * @j: the job answering it
  *
  * Go-back-N: the requester sends everything from its PSN again, so what
@@ -713,8 +713,8 @@ void sroce_resp_replay(struct sroce_qp *qp, const struct sroce_rjob *j)
 {
 	u32 i;
 
-	lockdep_assert_held(&qp->rq_lock);
-	for (i = qp->job_head; i != qp->job_tail; i++) {
+	lockdep_assert_held(&qp->resp.lock);
+	for (i = qp->resp.job_head; i != qp->resp.job_tail; i++) {
 		struct sroce_rjob *q = sroce_rjob_at(qp, i);
 		u32 end = q->psn;
 
@@ -725,13 +725,13 @@ void sroce_resp_replay(struct sroce_qp *qp, const struct sroce_rjob *j)
 		if (sroce_psn_cmp(end, j->psn) >= 0)
 			break;
 	}
-	while (qp->job_tail != i) {
-		qp->job_tail--;
-		if (sroce_rjob_at(qp, qp->job_tail)->type != SROCE_RJOB_ACK)
-			qp->rd_pending--;
+	while (qp->resp.job_tail != i) {
+		qp->resp.job_tail--;
+		if (sroce_rjob_at(qp, qp->resp.job_tail)->type != SROCE_RJOB_ACK)
+			qp->resp.rd_pending--;
 	}
 	if (sroce_resp_push(qp, j))
-		qp->rd_pending++;
+		qp->resp.rd_pending++;
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_resp_replay);
 
@@ -741,8 +741,8 @@ static bool sroce_resp_recall(struct sroce_qp *qp, u32 psn, u8 op, u64 *orig)
 	u32 i;
 
 	for (i = 0; i < SROCE_MAX_QP_RD_ATOM; i++) {
-		if (qp->rd_hist[i].atomic == op && qp->rd_hist[i].psn == psn) {
-			*orig = qp->rd_hist[i].orig;
+		if (qp->resp.rd_hist[i].atomic == op && qp->resp.rd_hist[i].psn == psn) {
+			*orig = qp->resp.rd_hist[i].orig;
 			return true;
 		}
 	}
@@ -756,7 +756,7 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	struct sroce_rjob j = {
 		.type = SROCE_RJOB_READ,
 		.psn = pkt->psn,
-		.msn = qp->msn,
+		.msn = qp->resp.msn,
 	};
 
 	sroce_qp_count(qp, SROCE_CNT_RX_DUPLICATES, 1);
@@ -771,8 +771,8 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		j.big = sroce_req_npkts(0, j.len, qp->pmtu) > SROCE_WINDOW;
 		j.mid = sroce_resp_read_mid(qp, j.psn);
 		if (j.mid) {
-			qp->rd_pace = sroce_rd_pace_next(qp->rd_pace, true);
-			qp->rd_loss = true;
+			qp->resp.rd_pace = sroce_rd_pace_next(qp->resp.rd_pace, true);
+			qp->resp.rd_loss = true;
 		}
 		sroce_resp_replay(qp, &j);
 		return;
@@ -788,7 +788,7 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	}
 	if (pkt->ackreq)
 		sroce_resp_ack(qp, SROCE_AETH_ACK_UNLIMITED,
-			       sroce_psn_add(qp->epsn, -1));
+			       sroce_psn_add(qp->resp.epsn, -1));
 }
 
 /**
@@ -802,20 +802,20 @@ void sroce_resp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	u8 nak = 0;
 	int err;
 
-	spin_lock_bh(&qp->rq_lock);
+	spin_lock_bh(&qp->resp.lock);
 	if (qp->state < IB_QPS_RTR || qp->state == IB_QPS_ERR ||
 	    !sroce_pkt_from_peer(qp, pkt)) {
-		spin_unlock_bh(&qp->rq_lock);
+		spin_unlock_bh(&qp->resp.lock);
 		return;
 	}
-	switch (sroce_resp_classify(qp->epsn, pkt->psn)) {
+	switch (sroce_resp_classify(qp->resp.epsn, pkt->psn)) {
 	case SROCE_PSN_AHEAD:
 		if (!sroce_pkt_icrc_ok(pkt))
 			break;
 		sroce_qp_count(qp, SROCE_CNT_RX_OUT_OF_SEQ, 1);
-		if (!qp->nak_seq) {
-			qp->nak_seq = true;
-			sroce_resp_ack(qp, SROCE_AETH_NAK_PSN_SEQ, qp->epsn);
+		if (!qp->resp.nak_seq) {
+			qp->resp.nak_seq = true;
+			sroce_resp_ack(qp, SROCE_AETH_NAK_PSN_SEQ, qp->resp.epsn);
 		}
 		break;
 	case SROCE_PSN_DUPLICATE:
@@ -836,23 +836,23 @@ void sroce_resp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		}
 		break;
 	}
-	spin_unlock_bh(&qp->rq_lock);
+	spin_unlock_bh(&qp->resp.lock);
 	if (fail)
 		sroce_qp_error(qp);
 	sroce_qp_run(qp);
 }
 
-/* Forget every queued job and message in progress. Caller holds rq_lock. */
+/* Forget every queued job and message in progress. Caller holds resp.lock. */
 void sroce_resp_reset(struct sroce_qp *qp)
 {
-	lockdep_assert_held(&qp->rq_lock);
-	qp->job_head = 0;
-	qp->job_tail = 0;
-	qp->rd_pending = 0;
-	qp->rjob_last.len = 0;
-	memset(qp->rd_hist, 0, sizeof(qp->rd_hist));
-	qp->rd_pace = 0;
-	qp->rd_loss = false;
-	qp->in_msg = SROCE_MSG_NONE;
-	qp->rcv_off = 0;
+	lockdep_assert_held(&qp->resp.lock);
+	qp->resp.job_head = 0;
+	qp->resp.job_tail = 0;
+	qp->resp.rd_pending = 0;
+	qp->resp.rjob_last.len = 0;
+	memset(qp->resp.rd_hist, 0, sizeof(qp->resp.rd_hist));
+	qp->resp.rd_pace = 0;
+	qp->resp.rd_loss = false;
+	qp->resp.in_msg = SROCE_MSG_NONE;
+	qp->resp.rcv_off = 0;
 }

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The responder's send stream: the jobs resp.c queued in PSN order
- * (qp->jobs: ACKs, NAKs, READ and atomic responses) built into packets one
+ * (qp->resp.jobs: ACKs, NAKs, READ and atomic responses) built into packets one
  * at a time for the transmit loop (sroce_resp_next()), and the stream sent
  * again from a PSN when the device dropped a packet (sroce_resp_rewind()).
- * READ responses are paced after losses (qp->rd_pace).
+ * READ responses are paced after losses (qp->resp.rd_pace).
  */
 #include "sroce.h"
 #include <sroce/wire.h>
@@ -102,15 +102,15 @@ static bool sroce_resp_paced(struct sroce_qp *qp, const struct sroce_rjob *j)
 {
 	unsigned long now = jiffies;
 
-	if (!qp->rd_pace || !j->big)
+	if (!qp->resp.rd_pace || !j->big)
 		return false;
-	if (qp->rd_pace_tick != now) {
-		qp->rd_pace_tick = now;
-		qp->rd_pace_sent = 0;
+	if (qp->resp.rd_pace_tick != now) {
+		qp->resp.rd_pace_tick = now;
+		qp->resp.rd_pace_sent = 0;
 	}
-	if (qp->rd_pace_sent >= qp->rd_pace)
+	if (qp->resp.rd_pace_sent >= qp->resp.rd_pace)
 		return true;
-	qp->rd_pace_sent++;
+	qp->resp.rd_pace_sent++;
 	return false;
 }
 
@@ -127,17 +127,17 @@ struct sk_buff *sroce_resp_next(struct sroce_qp *qp, u32 *psn)
 	struct sroce_rjob *j;
 	bool paced = false;
 
-	spin_lock_bh(&qp->rq_lock);
-	while (qp->job_head != qp->job_tail) {
-		j = sroce_rjob_at(qp, qp->job_head);
+	spin_lock_bh(&qp->resp.lock);
+	while (qp->resp.job_head != qp->resp.job_tail) {
+		j = sroce_rjob_at(qp, qp->resp.job_head);
 		if (j->type != SROCE_RJOB_READ) {
 			skb = sroce_resp_ack_pkt(qp, j);
 			if (!skb)
 				break;
 			*psn = j->psn;
-			qp->job_head++;
+			qp->resp.job_head++;
 			if (j->type == SROCE_RJOB_ATOMIC)
-				qp->rd_pending--;
+				qp->resp.rd_pending--;
 			break;
 		}
 		/* READ responses stop in ERR; ACKs and NAKs still go. */
@@ -154,13 +154,13 @@ struct sk_buff *sroce_resp_next(struct sroce_qp *qp, u32 *psn)
 		if (skb && j->off < j->len)
 			break;
 		/* Done, or its MR went away: the requester will time out. */
-		qp->rjob_last = *j;
-		qp->job_head++;
-		qp->rd_pending--;
+		qp->resp.rjob_last = *j;
+		qp->resp.job_head++;
+		qp->resp.rd_pending--;
 		if (skb)
 			break;
 	}
-	spin_unlock_bh(&qp->rq_lock);
+	spin_unlock_bh(&qp->resp.lock);
 	if (paced)
 		sroce_qp_schedule(qp, 1);
 	return skb;
@@ -185,25 +185,25 @@ void sroce_resp_rewind(struct sroce_qp *qp, u32 psn)
 {
 	struct sroce_rjob *j;
 
-	spin_lock_bh(&qp->rq_lock);
-	if (qp->job_head != qp->job_tail) {
-		j = sroce_rjob_at(qp, qp->job_head);
+	spin_lock_bh(&qp->resp.lock);
+	if (qp->resp.job_head != qp->resp.job_tail) {
+		j = sroce_rjob_at(qp, qp->resp.job_head);
 		if (sroce_rjob_covers(qp, j, psn)) {
 			j->off = sroce_psn_diff(psn, j->psn) * qp->pmtu;
 			goto out;
 		}
 	}
 	/* The last packet of the job before it (a dropped ACK is not). */
-	j = &qp->rjob_last;
+	j = &qp->resp.rjob_last;
 	if (j->len && sroce_rjob_covers(qp, j, psn) &&
-	    qp->job_tail - qp->job_head < SROCE_RJOBS) {
+	    qp->resp.job_tail - qp->resp.job_head < SROCE_RJOBS) {
 		j->off = sroce_psn_diff(psn, j->psn) * qp->pmtu;
-		qp->job_head--;
-		*sroce_rjob_at(qp, qp->job_head) = *j;
-		qp->rd_pending++;
+		qp->resp.job_head--;
+		*sroce_rjob_at(qp, qp->resp.job_head) = *j;
+		qp->resp.rd_pending++;
 		j->len = 0;
 	}
 out:
-	spin_unlock_bh(&qp->rq_lock);
+	spin_unlock_bh(&qp->resp.lock);
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_resp_rewind);

@@ -410,7 +410,7 @@ struct sroce_swqe {
 	u32		flush_len;	/* FLUSH: the RETH's length */
 	u8		flush_type;	/* FLUSH: SROCE_FLUSH_GLOBAL, ... */
 	u8		flush_level;	/* FLUSH: SROCE_FLUSH_RANGE or _MR */
-	/* Requester progress, under sq_lock. */
+	/* Requester progress, under req.lock. */
 	u32		first_psn;	/* PSN of the first packet */
 	u32		last_psn;	/* PSN of the last packet */
 	u32		rd_done;	/* READ: bytes placed so far */
@@ -510,67 +510,40 @@ enum {
 	SROCE_QP_ODP_RESEND,	/* the completer's fault is in: go back to una */
 };
 
-struct sroce_qp {
-	struct ib_qp		ibqp;
-	struct sroce_dev	*sdev;
-	struct sroce_qcnt __rcu	*qcnt;		/* bound counter, or NULL */
-	refcount_t		users;		/* 1 + receive paths in flight */
-	struct completion	idle;
-	unsigned long		flags;
-	bool			user;
-	bool			dying;		/* under both locks */
-	struct list_head	mw_list;	/* type 2 windows bound through it */
-
-	/* Attributes, written under both locks, read under either. */
-	enum ib_qp_state	state;
-	int			access;
-	u32			dest_qpn;
-	u32			qkey;
-	enum ib_mtu		path_mtu;
-	u32			pmtu;		/* bytes */
-	u8			timeout;
-	u8			retry_cnt;
-	u8			rnr_retry;
-	u8			min_rnr_timer;
-	u8			max_rd_atomic;
-	u8			max_dest_rd_atomic;
-	u8			sq_sig_all;
-	struct rxe_av		av;
-	u16			sport;
-	struct dst_cache	dst_cache;
-	struct ib_qp_cap	cap;
-
-	/* Send side: requester and completer, under sq_lock. */
-	spinlock_t		sq_lock;
-	struct sroce_queue	sq;		/* sq.cons: oldest incomplete */
-	u8			*swqe;		/* kernel copies, one per slot */
-	size_t			swqe_size;
-	u32			sq_head;	/* slots copied out up to here */
-	u32			req_cur;	/* WQE being sent */
-	u32			req_off;	/* its next byte */
-	u32			req_psn;	/* next PSN to send */
-	u32			req_max_psn;	/* beyond anything sent */
+/*
+ * The send side of a QP: the requester (req.c) and the completer (comp.c),
+ * which retires what the requester sent as its answers arrive. They share
+ * it under one lock: ACKs are processed inline in softirq, and the
+ * window, the timer and the WQE positions move together (design.rst).
+ */
+struct sroce_req_state {
+	spinlock_t		lock;		/* also the SQ ring's consumer */
+	u32			head;		/* SQ slots copied out up to here */
+	u32			cur;		/* WQE being sent */
+	u32			off;		/* its next byte */
+	u32			psn;		/* next PSN to send */
+	u32			max_psn;	/* beyond anything sent */
 	u32			una_psn;	/* oldest unacknowledged PSN */
-	u32			rd_outstanding;
+	u32			rd_outstanding;	/* READ/atomic PSNs in flight */
 	u8			cwnd;		/* cut window, 0: SROCE_WINDOW */
 	u8			retry_left;
 	u8			rnr_left;
 	bool			rnr_wait;	/* paused by an RNR NAK */
 	bool			odp_wait;	/* paused for an ODP fault */
 	bool			rd_gap;		/* rewound for a READ gap */
-	u8			req_err;	/* WC status once failed */
+	u8			err;		/* WC status once failed */
 	struct hrtimer		timer;		/* retransmit and RNR */
 	u64			timer_ns;	/* ACK timeout, 0 = none */
 	ktime_t			ack_deadline;	/* the ACK timeout expires then */
-	struct delayed_work	tx_work;
+};
 
-	/* Receive side: responder, under rq_lock. */
-	spinlock_t		rq_lock;
-	struct sroce_queue	rq;
-	struct delayed_work	rq_err_work;	/* flushes it while in ERR */
-	unsigned long		rq_err_delay;	/* its next period, jiffies */
-	unsigned long		rq_err_last;	/* jiffies it last flushed */
-	struct list_head	rq_parked;	/* on recv CQ's list, cq->lock */
+/*
+ * The receive side of an RC or UC QP: the responder (resp.c, uc_ud.c) and
+ * its send stream (resp_tx.c), under one lock, also the RQ ring's
+ * consumer. UD uses the lock and the receive WQE only.
+ */
+struct sroce_resp_state {
+	spinlock_t		lock;		/* all of this, the RQ's consumer */
 	u32			epsn;		/* expected PSN */
 	u32			msn;
 	u8			in_msg;		/* 0, or the op of a message in progress */
@@ -605,10 +578,55 @@ struct sroce_qp {
 	struct sroce_rjob	*jobs;		/* SROCE_RJOBS of them */
 };
 
+struct sroce_qp {
+	struct ib_qp		ibqp;
+	struct sroce_dev	*sdev;
+	struct sroce_qcnt __rcu	*qcnt;		/* bound counter, or NULL */
+	refcount_t		users;		/* 1 + receive paths in flight */
+	struct completion	idle;
+	unsigned long		flags;
+	bool			user;
+	bool			dying;		/* under both locks */
+	struct list_head	mw_list;	/* type 2 windows bound through it */
+
+	/* Attributes, written under both sides' locks, read under either. */
+	enum ib_qp_state	state;
+	int			access;
+	u32			dest_qpn;
+	u32			qkey;
+	enum ib_mtu		path_mtu;
+	u32			pmtu;		/* bytes */
+	u8			timeout;
+	u8			retry_cnt;
+	u8			rnr_retry;
+	u8			min_rnr_timer;
+	u8			max_rd_atomic;
+	u8			max_dest_rd_atomic;
+	u8			sq_sig_all;
+	struct rxe_av		av;
+	u16			sport;
+	struct dst_cache	dst_cache;
+	struct ib_qp_cap	cap;
+
+	/* The rings and what the QP's life does with them (qp.c). */
+	struct sroce_queue	sq;		/* sq.cons: oldest incomplete */
+	u8			*swqe;		/* kernel copies, one per slot */
+	size_t			swqe_size;
+	struct sroce_queue	rq;
+	struct delayed_work	tx_work;	/* the transmit loop (tx.c) */
+	struct delayed_work	rq_err_work;	/* flushes the RQ while in ERR */
+	unsigned long		rq_err_delay;	/* its next period, jiffies */
+	unsigned long		rq_err_last;	/* jiffies it last flushed */
+	struct list_head	rq_parked;	/* on recv CQ's list, cq->lock */
+
+	struct sroce_req_state	req;
+	struct sroce_resp_state	resp;
+};
+
 /* The responder job at free-running ring position @pos. */
 static inline struct sroce_rjob *sroce_rjob_at(struct sroce_qp *qp, u32 pos)
 {
-	return &qp->jobs[pos & (SROCE_RJOBS - 1)];
+	return &qp->resp.jobs[pos & (SROCE_RJOBS - 1)];
 }
 
 static inline struct sroce_qp *to_sqp(struct ib_qp *ibqp)
@@ -1063,7 +1081,7 @@ u64 sroce_ack_timeout_ns(u8 timeout);
 u64 sroce_rnr_timer_ns(u8 code);
 
 /* resp.c */
-/* qp->in_msg: the kind of multi-packet message in progress. */
+/* qp->resp.in_msg: the kind of multi-packet message in progress. */
 enum {
 	SROCE_MSG_NONE,
 	SROCE_MSG_SEND,

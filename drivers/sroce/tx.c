@@ -43,9 +43,9 @@ static int sroce_tx_pass(struct sroce_qp *qp, bool resp)
 		if (resp) {
 			sroce_resp_rewind(qp, psn);
 		} else {
-			spin_lock_bh(&qp->sq_lock);
+			spin_lock_bh(&qp->req.lock);
 			sroce_req_rewind(qp, psn);
-			spin_unlock_bh(&qp->sq_lock);
+			spin_unlock_bh(&qp->req.lock);
 		}
 		return 1;
 	}

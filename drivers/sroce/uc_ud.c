@@ -53,45 +53,45 @@ void sroce_resp_uc(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	bool abandon, fail = false;
 	int err;
 
-	spin_lock_bh(&qp->rq_lock);
+	spin_lock_bh(&qp->resp.lock);
 	if (qp->state < IB_QPS_RTR || qp->state == IB_QPS_ERR ||
 	    !sroce_pkt_from_peer(qp, pkt))
 		goto out;
-	if (!sroce_resp_uc_accept(qp->in_msg, qp->epsn, pkt->psn,
+	if (!sroce_resp_uc_accept(qp->resp.in_msg, qp->resp.epsn, pkt->psn,
 				  pkt->opcode, &abandon)) {
 		if (abandon && sroce_pkt_icrc_ok(pkt)) {
-			qp->in_msg = SROCE_MSG_NONE;
-			qp->rcv_off = 0;
+			qp->resp.in_msg = SROCE_MSG_NONE;
+			qp->resp.rcv_off = 0;
 			sroce_qp_count(qp, SROCE_CNT_RX_OUT_OF_SEQ, 1);
 		}
 		goto out;
 	}
 	if (abandon) {
 		sroce_qp_count(qp, SROCE_CNT_RX_OUT_OF_SEQ, 1);
-		qp->in_msg = SROCE_MSG_NONE;
-		qp->rcv_off = 0;
+		qp->resp.in_msg = SROCE_MSG_NONE;
+		qp->resp.rcv_off = 0;
 	}
-	sroce_resp_opseq(qp->in_msg, pkt->opcode, &next);
-	qp->rwqe_failed = false;
+	sroce_resp_opseq(qp->resp.in_msg, pkt->opcode, &next);
+	qp->resp.rwqe_failed = false;
 	if (op <= SROCE_OP_SEND_ONLY_IMM)
 		err = sroce_resp_send(qp, pkt, &nak);
 	else
 		err = sroce_resp_write(qp, pkt, &nak);
 	if (err == -EBADMSG)
 		goto out;	/* corrupt: as if lost */
-	qp->epsn = sroce_psn_add(pkt->psn, 1);
+	qp->resp.epsn = sroce_psn_add(pkt->psn, 1);
 	if (!err) {
-		qp->in_msg = next;
+		qp->resp.in_msg = next;
 	} else {
 		/* The message is lost; a receive WQE completed in error
 		 * (length, protection) also ends the QP.
 		 */
-		qp->in_msg = SROCE_MSG_NONE;
-		qp->rcv_off = 0;
-		fail = qp->rwqe_failed;
+		qp->resp.in_msg = SROCE_MSG_NONE;
+		qp->resp.rcv_off = 0;
+		fail = qp->resp.rwqe_failed;
 	}
 out:
-	spin_unlock_bh(&qp->rq_lock);
+	spin_unlock_bh(&qp->resp.lock);
 	if (fail)
 		sroce_qp_error(qp);
 }
@@ -141,25 +141,25 @@ void sroce_resp_ud(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		wc.vlan_id = vlan_dev_vlan_id(pkt->skb->dev);
 	}
 
-	spin_lock_bh(&qp->rq_lock);
+	spin_lock_bh(&qp->resp.lock);
 	if (qp->state < IB_QPS_RTR || qp->state == IB_QPS_ERR ||
 	    pkt->paylen > qp->pmtu)
 		goto drop;
 	if (sroce_deth_qkey(&pkt->deth) != qp->qkey)
 		goto drop;
-	if (!qp->have_rwqe && sroce_resp_get_rwqe(qp, pkt))
+	if (!qp->resp.have_rwqe && sroce_resp_get_rwqe(qp, pkt))
 		goto drop;
-	if (qp->rwqe.length < sizeof(grh) + pkt->paylen) {
+	if (qp->resp.rwqe.length < sizeof(grh) + pkt->paylen) {
 		if (sroce_pkt_icrc_ok(pkt))
 			sroce_resp_fail_rwqe(qp, IB_WC_LOC_LEN_ERR);
 		goto drop;
 	}
 	c.crc = sroce_pkt_icrc_copy(pkt, &crc);
-	err = sroce_sge_copy(qp->ibqp.pd, qp->rwqe.sge, qp->rwqe.num_sge, 0,
+	err = sroce_sge_copy(qp->ibqp.pd, qp->resp.rwqe.sge, qp->resp.rwqe.num_sge, 0,
 			     sizeof(grh), IB_ACCESS_LOCAL_WRITE, &g);
 	if (!err)
-		err = sroce_sge_copy(qp->ibqp.pd, qp->rwqe.sge,
-				     qp->rwqe.num_sge, sizeof(grh),
+		err = sroce_sge_copy(qp->ibqp.pd, qp->resp.rwqe.sge,
+				     qp->resp.rwqe.num_sge, sizeof(grh),
 				     pkt->paylen, IB_ACCESS_LOCAL_WRITE, &c);
 	/* ODP: dropped, no RNR NAK on UD; the WQE waits for the next one. */
 	if (sroce_resp_odp_miss(err))
@@ -181,7 +181,7 @@ void sroce_resp_ud(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	wc.src_qp = sroce_deth_sqp(&pkt->deth);
 	fail = sroce_resp_complete(qp, &wc, pkt->se);
 drop:
-	spin_unlock_bh(&qp->rq_lock);
+	spin_unlock_bh(&qp->resp.lock);
 	if (fail)
 		sroce_qp_error(qp);
 }

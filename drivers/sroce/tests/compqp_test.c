@@ -54,9 +54,9 @@ static int fq_init(struct kunit *test)
 	qp->pmtu = FQ_PMTU;
 	qp->retry_cnt = FQ_RETRY;
 	qp->rnr_retry = FQ_RNR_RETRY;
-	/* No ACK timer: sroce_req_arm_timer() leaves qp->timer alone. */
-	qp->timer_ns = 0;
-	spin_lock_init(&qp->sq_lock);
+	/* No ACK timer: sroce_req_arm_timer() leaves qp->req.timer alone. */
+	qp->req.timer_ns = 0;
+	spin_lock_init(&qp->req.lock);
 	KUNIT_ASSERT_EQ(test, sroce_queue_geom(7, sizeof(struct rxe_send_wqe),
 					       SROCE_MAX_QP_WR, &g), 0);
 	KUNIT_ASSERT_EQ(test, sroce_queue_init(&qp->sq, NULL, &g), 0);
@@ -87,30 +87,30 @@ static void fq_start(struct sroce_qp *qp, u32 slot, u32 psn)
 	slot &= qp->sq.index_mask;
 	qp->sq.cons = slot;
 	qp->sq.prod = slot;
-	qp->sq_head = slot;
-	qp->req_cur = slot;
-	qp->req_off = 0;
-	qp->una_psn = psn;
-	qp->req_psn = psn;
-	qp->req_max_psn = psn;
-	qp->cwnd = 0;
-	qp->retry_left = FQ_RETRY;
-	qp->rnr_left = FQ_RNR_RETRY;
+	qp->req.head = slot;
+	qp->req.cur = slot;
+	qp->req.off = 0;
+	qp->req.una_psn = psn;
+	qp->req.psn = psn;
+	qp->req.max_psn = psn;
+	qp->req.cwnd = 0;
+	qp->req.retry_left = FQ_RETRY;
+	qp->req.rnr_left = FQ_RNR_RETRY;
 }
 
 /* A WQE copied out of the ring, not looked at by the requester yet. */
 static struct sroce_swqe *fq_queue(struct sroce_qp *qp, u64 wr_id, u32 opcode,
 				   u32 length)
 {
-	struct sroce_swqe *w = sroce_swqe(qp, qp->sq_head);
+	struct sroce_swqe *w = sroce_swqe(qp, qp->req.head);
 
 	memset(w, 0, qp->swqe_size);
 	w->wr_id = wr_id;
 	w->opcode = opcode;
 	w->flags = IB_SEND_SIGNALED;
 	w->length = length;
-	qp->sq_head = sroce_q_next(qp->sq_head, qp->sq.index_mask);
-	qp->sq.prod = qp->sq_head;
+	qp->req.head = sroce_q_next(qp->req.head, qp->sq.index_mask);
+	qp->sq.prod = qp->req.head;
 	return w;
 }
 
@@ -130,12 +130,12 @@ static struct sroce_swqe *fq_sent(struct sroce_qp *qp, u64 wr_id, u32 opcode,
 	if (opcode == IB_WR_RDMA_READ) {
 		w->rd_chunk = sroce_rd_chunk_pkts(qp->max_rd_atomic) * FQ_PMTU;
 		w->rd_reqs = 1;
-		qp->rd_outstanding++;
+		qp->req.rd_outstanding++;
 	}
-	qp->req_cur = qp->sq_head;
-	qp->req_off = 0;
-	qp->req_psn = sroce_psn_add(psn, npkts);
-	qp->req_max_psn = qp->req_psn;
+	qp->req.cur = qp->req.head;
+	qp->req.off = 0;
+	qp->req.psn = sroce_psn_add(psn, npkts);
+	qp->req.max_psn = qp->req.psn;
 	return w;
 }
 
@@ -147,20 +147,20 @@ static struct sroce_swqe *fq_local(struct sroce_qp *qp, u64 wr_id)
 	w->started = 1;
 	w->sent = 1;
 	w->done = 1;
-	w->first_psn = qp->req_psn;
-	w->last_psn = sroce_psn_add(qp->req_psn, -1);
-	qp->req_cur = qp->sq_head;
+	w->first_psn = qp->req.psn;
+	w->last_psn = sroce_psn_add(qp->req.psn, -1);
+	qp->req.cur = qp->req.head;
 	return w;
 }
 
-/* The calls under sq_lock, as the driver makes them (lockdep checks). */
+/* The calls under req.lock, as the driver makes them (lockdep checks). */
 static int fq_ack(struct sroce_qp *qp, u32 psn, bool implied)
 {
 	int err;
 
-	spin_lock_bh(&qp->sq_lock);
+	spin_lock_bh(&qp->req.lock);
 	err = sroce_comp_ack(qp, psn, implied);
-	spin_unlock_bh(&qp->sq_lock);
+	spin_unlock_bh(&qp->req.lock);
 	return err;
 }
 
@@ -168,17 +168,17 @@ static int fq_nak_seq(struct sroce_qp *qp, u32 psn)
 {
 	int err;
 
-	spin_lock_bh(&qp->sq_lock);
+	spin_lock_bh(&qp->req.lock);
 	err = sroce_comp_nak_seq(qp, psn);
-	spin_unlock_bh(&qp->sq_lock);
+	spin_unlock_bh(&qp->req.lock);
 	return err;
 }
 
 static void fq_rewind(struct sroce_qp *qp, u32 psn)
 {
-	spin_lock_bh(&qp->sq_lock);
+	spin_lock_bh(&qp->req.lock);
 	sroce_req_rewind(qp, psn);
-	spin_unlock_bh(&qp->sq_lock);
+	spin_unlock_bh(&qp->req.lock);
 }
 
 /* The next completion on the send CQ is @wr_id's, successful. */
@@ -214,37 +214,37 @@ static void compqp_ack_coalesce(struct kunit *test)
 	fq_sent(qp, 1, IB_WR_SEND, 10, 3);
 	fq_sent(qp, 2, IB_WR_SEND, 13, 1);
 	fq_sent(qp, 3, IB_WR_SEND, 14, 2);
-	KUNIT_ASSERT_EQ(test, qp->req_psn, 16U);
+	KUNIT_ASSERT_EQ(test, qp->req.psn, 16U);
 	/* A window cut by a timeout, retries partly used. */
-	qp->cwnd = SROCE_WINDOW_MIN;
-	qp->retry_left = 1;
-	qp->rnr_left = 0;
+	qp->req.cwnd = SROCE_WINDOW_MIN;
+	qp->req.retry_left = 1;
+	qp->req.rnr_left = 0;
 
 	/* Inside the first WQE: progress, nothing complete. */
 	KUNIT_EXPECT_EQ(test, fq_ack(qp, 11, true), 0);
-	KUNIT_EXPECT_EQ(test, qp->una_psn, 12U);
+	KUNIT_EXPECT_EQ(test, qp->req.una_psn, 12U);
 	KUNIT_EXPECT_EQ(test, qp->sq.cons, 0U);
 	fq_no_wc(test, fx);
-	KUNIT_EXPECT_EQ(test, qp->cwnd, SROCE_WINDOW_MIN + 2);
-	KUNIT_EXPECT_EQ(test, qp->retry_left, FQ_RETRY);
-	KUNIT_EXPECT_EQ(test, qp->rnr_left, FQ_RNR_RETRY);
+	KUNIT_EXPECT_EQ(test, qp->req.cwnd, SROCE_WINDOW_MIN + 2);
+	KUNIT_EXPECT_EQ(test, qp->req.retry_left, FQ_RETRY);
+	KUNIT_EXPECT_EQ(test, qp->req.rnr_left, FQ_RNR_RETRY);
 
 	/* 13 covers the first two exactly. */
 	KUNIT_EXPECT_EQ(test, fq_ack(qp, 13, true), 0);
-	KUNIT_EXPECT_EQ(test, qp->una_psn, 14U);
+	KUNIT_EXPECT_EQ(test, qp->req.una_psn, 14U);
 	KUNIT_EXPECT_EQ(test, qp->sq.cons, 2U);
 	KUNIT_EXPECT_EQ(test, qp->sq.buf->consumer_index, 2U);
 	fq_wc(test, fx, 1, IB_WC_SEND, 3 * FQ_PMTU);
 	fq_wc(test, fx, 2, IB_WC_SEND, FQ_PMTU);
 	fq_no_wc(test, fx);
-	KUNIT_EXPECT_EQ(test, qp->cwnd, SROCE_WINDOW_MIN + 4);
+	KUNIT_EXPECT_EQ(test, qp->req.cwnd, SROCE_WINDOW_MIN + 4);
 
 	KUNIT_EXPECT_EQ(test, fq_ack(qp, 15, true), 0);
-	KUNIT_EXPECT_EQ(test, qp->una_psn, 16U);
-	KUNIT_EXPECT_EQ(test, qp->sq.cons, qp->sq_head);
+	KUNIT_EXPECT_EQ(test, qp->req.una_psn, 16U);
+	KUNIT_EXPECT_EQ(test, qp->sq.cons, qp->req.head);
 	fq_wc(test, fx, 3, IB_WC_SEND, 2 * FQ_PMTU);
 	fq_no_wc(test, fx);
-	KUNIT_EXPECT_EQ(test, qp->req_psn, 16U);
+	KUNIT_EXPECT_EQ(test, qp->req.psn, 16U);
 }
 
 /*
@@ -262,31 +262,31 @@ static void compqp_ack_psn_wrap(struct kunit *test)
 	fq_sent(qp, 2, IB_WR_RDMA_WRITE, 0x000000, 1);
 	c = fq_sent(qp, 3, IB_WR_SEND, 0x000001, 2);
 	KUNIT_ASSERT_EQ(test, c->last_psn, 2U);
-	KUNIT_ASSERT_EQ(test, qp->req_psn, 3U);
+	KUNIT_ASSERT_EQ(test, qp->req.psn, 3U);
 
 	KUNIT_EXPECT_EQ(test, fq_ack(qp, 0xffffff, true), 0);
-	KUNIT_EXPECT_EQ(test, qp->una_psn, 0U);
+	KUNIT_EXPECT_EQ(test, qp->req.una_psn, 0U);
 	KUNIT_EXPECT_EQ(test, qp->sq.cons, 7U);
 	fq_wc(test, fx, 1, IB_WC_SEND, 2 * FQ_PMTU);
 
 	KUNIT_EXPECT_EQ(test, fq_ack(qp, 0x000000, true), 0);
-	KUNIT_EXPECT_EQ(test, qp->una_psn, 1U);
+	KUNIT_EXPECT_EQ(test, qp->req.una_psn, 1U);
 	KUNIT_EXPECT_EQ(test, qp->sq.cons, 0U);
 	fq_wc(test, fx, 2, IB_WC_RDMA_WRITE, FQ_PMTU);
 	fq_no_wc(test, fx);
 
 	/* Older and duplicate ACKs, reordered: no progress, no reset. */
-	qp->retry_left = 2;
+	qp->req.retry_left = 2;
 	KUNIT_EXPECT_EQ(test, fq_ack(qp, 0xfffffe, true), 0);
 	KUNIT_EXPECT_EQ(test, fq_ack(qp, 0xffffff, true), 0);
 	KUNIT_EXPECT_EQ(test, fq_ack(qp, 0x000000, true), 0);
-	KUNIT_EXPECT_EQ(test, qp->una_psn, 1U);
+	KUNIT_EXPECT_EQ(test, qp->req.una_psn, 1U);
 	KUNIT_EXPECT_EQ(test, qp->sq.cons, 0U);
-	KUNIT_EXPECT_EQ(test, qp->retry_left, 2);
+	KUNIT_EXPECT_EQ(test, qp->req.retry_left, 2);
 	fq_no_wc(test, fx);
 
 	KUNIT_EXPECT_EQ(test, fq_ack(qp, 0x000002, true), 0);
-	KUNIT_EXPECT_EQ(test, qp->una_psn, 3U);
+	KUNIT_EXPECT_EQ(test, qp->req.una_psn, 3U);
 	KUNIT_EXPECT_EQ(test, qp->sq.cons, 1U);
 	fq_wc(test, fx, 3, IB_WC_SEND, 2 * FQ_PMTU);
 	fq_no_wc(test, fx);
@@ -307,59 +307,59 @@ static void compqp_implied_nak(struct kunit *test)
 	fq_sent(qp, 1, IB_WR_SEND, 99, 1);
 	r = fq_sent(qp, 2, IB_WR_RDMA_READ, 100, 4);
 	fq_sent(qp, 3, IB_WR_SEND, 104, 1);
-	KUNIT_ASSERT_EQ(test, qp->rd_outstanding, 1U);
+	KUNIT_ASSERT_EQ(test, qp->req.rd_outstanding, 1U);
 
 	/* Short of the READ: an ordinary ACK. */
 	KUNIT_EXPECT_EQ(test, fq_ack(qp, 99, true), 0);
 	fq_wc(test, fx, 1, IB_WC_SEND, FQ_PMTU);
-	KUNIT_EXPECT_FALSE(test, qp->rd_gap);
-	KUNIT_EXPECT_EQ(test, qp->una_psn, 100U);
-	KUNIT_EXPECT_EQ(test, qp->req_psn, 105U);
+	KUNIT_EXPECT_FALSE(test, qp->req.rd_gap);
+	KUNIT_EXPECT_EQ(test, qp->req.una_psn, 100U);
+	KUNIT_EXPECT_EQ(test, qp->req.psn, 105U);
 
 	/* The first response placed, as sroce_comp_read_resp() does. */
 	r->rd_done = FQ_PMTU;
 	KUNIT_EXPECT_EQ(test, fq_ack(qp, 100, false), 0);
-	KUNIT_EXPECT_EQ(test, qp->una_psn, 101U);
-	KUNIT_EXPECT_EQ(test, qp->req_psn, 105U);
+	KUNIT_EXPECT_EQ(test, qp->req.una_psn, 101U);
+	KUNIT_EXPECT_EQ(test, qp->req.psn, 105U);
 
 	/* The SEND's ACK: 101..103 are not coming. */
 	KUNIT_EXPECT_EQ(test, fq_ack(qp, 104, true), 0);
-	KUNIT_EXPECT_TRUE(test, qp->rd_gap);
-	KUNIT_EXPECT_EQ(test, qp->req_cur, 1U);
-	KUNIT_EXPECT_EQ(test, qp->req_off, FQ_PMTU);
-	KUNIT_EXPECT_EQ(test, qp->req_psn, 101U);
-	KUNIT_EXPECT_EQ(test, qp->una_psn, 101U);
+	KUNIT_EXPECT_TRUE(test, qp->req.rd_gap);
+	KUNIT_EXPECT_EQ(test, qp->req.cur, 1U);
+	KUNIT_EXPECT_EQ(test, qp->req.off, FQ_PMTU);
+	KUNIT_EXPECT_EQ(test, qp->req.psn, 101U);
+	KUNIT_EXPECT_EQ(test, qp->req.una_psn, 101U);
 	KUNIT_EXPECT_EQ(test, qp->sq.cons, 1U);
 	KUNIT_EXPECT_EQ(test, sroce_counter_read(fx->sdev, SROCE_CNT_RX_OUT_OF_SEQ), 1);
 	fq_no_wc(test, fx);
 
 	/* Asked again; the ACK again (duplicate SEND) goes back no more. */
-	qp->req_cur = qp->sq_head;
-	qp->req_off = 0;
-	qp->req_psn = 105;
+	qp->req.cur = qp->req.head;
+	qp->req.off = 0;
+	qp->req.psn = 105;
 	KUNIT_EXPECT_EQ(test, fq_ack(qp, 104, true), 0);
-	KUNIT_EXPECT_EQ(test, qp->req_cur, qp->sq_head);
-	KUNIT_EXPECT_EQ(test, qp->req_psn, 105U);
-	KUNIT_EXPECT_EQ(test, qp->una_psn, 101U);
+	KUNIT_EXPECT_EQ(test, qp->req.cur, qp->req.head);
+	KUNIT_EXPECT_EQ(test, qp->req.psn, 105U);
+	KUNIT_EXPECT_EQ(test, qp->req.una_psn, 101U);
 	KUNIT_EXPECT_EQ(test, sroce_counter_read(fx->sdev, SROCE_CNT_RX_OUT_OF_SEQ), 1);
 	fq_no_wc(test, fx);
 
 	/* The rest placed in order: READ, then the SEND behind it. */
 	r->rd_done = r->length;
 	r->rd_answered = 1;
-	qp->rd_outstanding--;
+	qp->req.rd_outstanding--;
 	r->done = 1;
-	qp->rd_gap = false;
+	qp->req.rd_gap = false;
 	KUNIT_EXPECT_EQ(test, fq_ack(qp, 103, false), 0);
-	KUNIT_EXPECT_EQ(test, qp->una_psn, 104U);
+	KUNIT_EXPECT_EQ(test, qp->req.una_psn, 104U);
 	fq_wc(test, fx, 2, IB_WC_RDMA_READ, 4 * FQ_PMTU);
 	fq_no_wc(test, fx);
 	KUNIT_EXPECT_EQ(test, fq_ack(qp, 104, true), 0);
-	KUNIT_EXPECT_EQ(test, qp->una_psn, 105U);
+	KUNIT_EXPECT_EQ(test, qp->req.una_psn, 105U);
 	fq_wc(test, fx, 3, IB_WC_SEND, FQ_PMTU);
-	KUNIT_EXPECT_EQ(test, qp->sq.cons, qp->sq_head);
-	KUNIT_EXPECT_EQ(test, qp->rd_outstanding, 0U);
-	KUNIT_EXPECT_FALSE(test, qp->rd_gap);
+	KUNIT_EXPECT_EQ(test, qp->sq.cons, qp->req.head);
+	KUNIT_EXPECT_EQ(test, qp->req.rd_outstanding, 0U);
+	KUNIT_EXPECT_FALSE(test, qp->req.rd_gap);
 }
 
 /*
@@ -376,37 +376,37 @@ static void compqp_rewind(struct kunit *test)
 	fq_local(qp, 2);
 	fq_sent(qp, 3, IB_WR_RDMA_WRITE, 204, 2);
 	fq_queue(qp, 4, IB_WR_SEND, FQ_PMTU);
-	KUNIT_ASSERT_EQ(test, qp->req_cur, 3U);
-	KUNIT_ASSERT_EQ(test, qp->req_psn, 206U);
+	KUNIT_ASSERT_EQ(test, qp->req.cur, 3U);
+	KUNIT_ASSERT_EQ(test, qp->req.psn, 206U);
 
 	fq_rewind(qp, 202);
-	KUNIT_EXPECT_EQ(test, qp->req_cur, 0U);
-	KUNIT_EXPECT_EQ(test, qp->req_off, 2 * FQ_PMTU);
-	KUNIT_EXPECT_EQ(test, qp->req_psn, 202U);
+	KUNIT_EXPECT_EQ(test, qp->req.cur, 0U);
+	KUNIT_EXPECT_EQ(test, qp->req.off, 2 * FQ_PMTU);
+	KUNIT_EXPECT_EQ(test, qp->req.psn, 202U);
 
 	fq_rewind(qp, 205);
-	KUNIT_EXPECT_EQ(test, qp->req_cur, 2U);
-	KUNIT_EXPECT_EQ(test, qp->req_off, FQ_PMTU);
-	KUNIT_EXPECT_EQ(test, qp->req_psn, 205U);
+	KUNIT_EXPECT_EQ(test, qp->req.cur, 2U);
+	KUNIT_EXPECT_EQ(test, qp->req.off, FQ_PMTU);
+	KUNIT_EXPECT_EQ(test, qp->req.psn, 205U);
 
 	fq_rewind(qp, 204);
-	KUNIT_EXPECT_EQ(test, qp->req_cur, 2U);
-	KUNIT_EXPECT_EQ(test, qp->req_off, 0U);
-	KUNIT_EXPECT_EQ(test, qp->req_psn, 204U);
+	KUNIT_EXPECT_EQ(test, qp->req.cur, 2U);
+	KUNIT_EXPECT_EQ(test, qp->req.off, 0U);
+	KUNIT_EXPECT_EQ(test, qp->req.psn, 204U);
 
 	/* Older than anything outstanding: from the oldest WQE's start. */
 	fq_rewind(qp, 150);
-	KUNIT_EXPECT_EQ(test, qp->req_cur, 0U);
-	KUNIT_EXPECT_EQ(test, qp->req_off, 0U);
-	KUNIT_EXPECT_EQ(test, qp->req_psn, 200U);
+	KUNIT_EXPECT_EQ(test, qp->req.cur, 0U);
+	KUNIT_EXPECT_EQ(test, qp->req.off, 0U);
+	KUNIT_EXPECT_EQ(test, qp->req.psn, 200U);
 
 	/* Not sent yet: the requester stays where it is. */
-	qp->req_cur = 3;
-	qp->req_psn = 206;
+	qp->req.cur = 3;
+	qp->req.psn = 206;
 	fq_rewind(qp, 206);
-	KUNIT_EXPECT_EQ(test, qp->req_cur, 3U);
-	KUNIT_EXPECT_EQ(test, qp->req_off, 0U);
-	KUNIT_EXPECT_EQ(test, qp->req_psn, 206U);
+	KUNIT_EXPECT_EQ(test, qp->req.cur, 3U);
+	KUNIT_EXPECT_EQ(test, qp->req.off, 0U);
+	KUNIT_EXPECT_EQ(test, qp->req.psn, 206U);
 
 	/* A rewind completes nothing; an ACK takes the local WQE along. */
 	KUNIT_EXPECT_EQ(test, qp->sq.cons, 0U);
@@ -416,7 +416,7 @@ static void compqp_rewind(struct kunit *test)
 	fq_wc(test, fx, 2, IB_WC_LOCAL_INV, 0);
 	fq_no_wc(test, fx);
 	KUNIT_EXPECT_EQ(test, qp->sq.cons, 2U);
-	KUNIT_EXPECT_EQ(test, qp->una_psn, 204U);
+	KUNIT_EXPECT_EQ(test, qp->req.una_psn, 204U);
 }
 
 /* The byte offset of a packet counts PSNs across the 24-bit wrap. */
@@ -428,22 +428,22 @@ static void compqp_rewind_psn_wrap(struct kunit *test)
 	fq_start(qp, 5, 0xfffffe);
 	fq_sent(qp, 1, IB_WR_RDMA_WRITE, 0xfffffe, 4);
 	fq_sent(qp, 2, IB_WR_SEND, 0x000002, 1);
-	KUNIT_ASSERT_EQ(test, qp->req_psn, 3U);
+	KUNIT_ASSERT_EQ(test, qp->req.psn, 3U);
 
 	fq_rewind(qp, 0x000001);
-	KUNIT_EXPECT_EQ(test, qp->req_cur, 5U);
-	KUNIT_EXPECT_EQ(test, qp->req_off, 3 * FQ_PMTU);
-	KUNIT_EXPECT_EQ(test, qp->req_psn, 1U);
+	KUNIT_EXPECT_EQ(test, qp->req.cur, 5U);
+	KUNIT_EXPECT_EQ(test, qp->req.off, 3 * FQ_PMTU);
+	KUNIT_EXPECT_EQ(test, qp->req.psn, 1U);
 
 	fq_rewind(qp, 0x000002);
-	KUNIT_EXPECT_EQ(test, qp->req_cur, 6U);
-	KUNIT_EXPECT_EQ(test, qp->req_off, 0U);
-	KUNIT_EXPECT_EQ(test, qp->req_psn, 2U);
+	KUNIT_EXPECT_EQ(test, qp->req.cur, 6U);
+	KUNIT_EXPECT_EQ(test, qp->req.off, 0U);
+	KUNIT_EXPECT_EQ(test, qp->req.psn, 2U);
 
 	fq_rewind(qp, 0xfffffd);
-	KUNIT_EXPECT_EQ(test, qp->req_cur, 5U);
-	KUNIT_EXPECT_EQ(test, qp->req_off, 0U);
-	KUNIT_EXPECT_EQ(test, qp->req_psn, 0xfffffeU);
+	KUNIT_EXPECT_EQ(test, qp->req.cur, 5U);
+	KUNIT_EXPECT_EQ(test, qp->req.off, 0U);
+	KUNIT_EXPECT_EQ(test, qp->req.psn, 0xfffffeU);
 }
 
 /* A READ is asked again only from its first response not placed. */
@@ -459,26 +459,26 @@ static void compqp_rewind_read(struct kunit *test)
 	r->rd_done = 3 * FQ_PMTU;
 
 	fq_rewind(qp, 305);
-	KUNIT_EXPECT_EQ(test, qp->req_cur, 0U);
-	KUNIT_EXPECT_EQ(test, qp->req_off, 3 * FQ_PMTU);
-	KUNIT_EXPECT_EQ(test, qp->req_psn, 303U);
+	KUNIT_EXPECT_EQ(test, qp->req.cur, 0U);
+	KUNIT_EXPECT_EQ(test, qp->req.off, 3 * FQ_PMTU);
+	KUNIT_EXPECT_EQ(test, qp->req.psn, 303U);
 
-	qp->req_cur = 2;
-	qp->req_psn = 309;
+	qp->req.cur = 2;
+	qp->req.psn = 309;
 	fq_rewind(qp, 301);
-	KUNIT_EXPECT_EQ(test, qp->req_cur, 0U);
-	KUNIT_EXPECT_EQ(test, qp->req_off, 3 * FQ_PMTU);
-	KUNIT_EXPECT_EQ(test, qp->req_psn, 303U);
+	KUNIT_EXPECT_EQ(test, qp->req.cur, 0U);
+	KUNIT_EXPECT_EQ(test, qp->req.off, 3 * FQ_PMTU);
+	KUNIT_EXPECT_EQ(test, qp->req.psn, 303U);
 
 	/* The SEND after it, by itself. */
 	fq_rewind(qp, 308);
-	KUNIT_EXPECT_EQ(test, qp->req_cur, 1U);
-	KUNIT_EXPECT_EQ(test, qp->req_off, 0U);
-	KUNIT_EXPECT_EQ(test, qp->req_psn, 308U);
+	KUNIT_EXPECT_EQ(test, qp->req.cur, 1U);
+	KUNIT_EXPECT_EQ(test, qp->req.off, 0U);
+	KUNIT_EXPECT_EQ(test, qp->req.psn, 308U);
 }
 
 /*
- * After a rewind, una_psn never passes req_psn, even for ACKs of the
+ * After a rewind, una_psn never passes req.psn, even for ACKs of the
  * packets sent before it; an ACK for all of them completes the WQEs the
  * requester was about to send again, and it skips them.
  */
@@ -492,21 +492,21 @@ static void compqp_ack_clamp(struct kunit *test)
 	fq_sent(qp, 2, IB_WR_SEND, 204, 2);
 	/* The ACK timer: back to the oldest unacknowledged PSN. */
 	fq_rewind(qp, 200);
-	KUNIT_ASSERT_EQ(test, qp->req_psn, 200U);
-	qp->retry_left = 3;
+	KUNIT_ASSERT_EQ(test, qp->req.psn, 200U);
+	qp->req.retry_left = 3;
 
 	/* The first transmission's ACK, late: nothing may count. */
 	KUNIT_EXPECT_EQ(test, fq_ack(qp, 201, true), 0);
-	KUNIT_EXPECT_EQ(test, qp->una_psn, 200U);
-	KUNIT_EXPECT_EQ(test, qp->retry_left, 3);
+	KUNIT_EXPECT_EQ(test, qp->req.una_psn, 200U);
+	KUNIT_EXPECT_EQ(test, qp->req.retry_left, 3);
 	KUNIT_EXPECT_EQ(test, qp->sq.cons, 0U);
 
 	/* 200..202 sent again: now the same ACK moves una_psn. */
-	qp->req_psn = 203;
-	qp->req_off = 3 * FQ_PMTU;
+	qp->req.psn = 203;
+	qp->req.off = 3 * FQ_PMTU;
 	KUNIT_EXPECT_EQ(test, fq_ack(qp, 201, true), 0);
-	KUNIT_EXPECT_EQ(test, qp->una_psn, 202U);
-	KUNIT_EXPECT_EQ(test, qp->retry_left, FQ_RETRY);
+	KUNIT_EXPECT_EQ(test, qp->req.una_psn, 202U);
+	KUNIT_EXPECT_EQ(test, qp->req.retry_left, FQ_RETRY);
 	fq_no_wc(test, fx);
 
 	/* Everything of the first transmission arrived after all. */
@@ -514,10 +514,10 @@ static void compqp_ack_clamp(struct kunit *test)
 	fq_wc(test, fx, 1, IB_WC_SEND, 4 * FQ_PMTU);
 	fq_wc(test, fx, 2, IB_WC_SEND, 2 * FQ_PMTU);
 	fq_no_wc(test, fx);
-	KUNIT_EXPECT_EQ(test, qp->una_psn, 206U);
-	KUNIT_EXPECT_EQ(test, qp->req_psn, 206U);
-	KUNIT_EXPECT_EQ(test, qp->req_cur, qp->sq_head);
-	KUNIT_EXPECT_EQ(test, qp->req_off, 0U);
+	KUNIT_EXPECT_EQ(test, qp->req.una_psn, 206U);
+	KUNIT_EXPECT_EQ(test, qp->req.psn, 206U);
+	KUNIT_EXPECT_EQ(test, qp->req.cur, qp->req.head);
+	KUNIT_EXPECT_EQ(test, qp->req.off, 0U);
 }
 
 /*
@@ -572,14 +572,14 @@ static void compqp_rewind_atomic(struct kunit *test)
 		fq_sent(qp, 3, IB_WR_SEND, 502, 1);
 
 		fq_rewind(qp, 501);
-		KUNIT_EXPECT_EQ_MSG(test, qp->req_cur, 1U, "op %u", ops[i]);
-		KUNIT_EXPECT_EQ_MSG(test, qp->req_off, 0U, "op %u", ops[i]);
-		KUNIT_EXPECT_EQ_MSG(test, qp->req_psn, 501U, "op %u", ops[i]);
+		KUNIT_EXPECT_EQ_MSG(test, qp->req.cur, 1U, "op %u", ops[i]);
+		KUNIT_EXPECT_EQ_MSG(test, qp->req.off, 0U, "op %u", ops[i]);
+		KUNIT_EXPECT_EQ_MSG(test, qp->req.psn, 501U, "op %u", ops[i]);
 
 		fq_rewind(qp, 500);
-		KUNIT_EXPECT_EQ_MSG(test, qp->req_cur, 0U, "op %u", ops[i]);
-		KUNIT_EXPECT_EQ_MSG(test, qp->req_off, 0U, "op %u", ops[i]);
-		KUNIT_EXPECT_EQ_MSG(test, qp->req_psn, 500U, "op %u", ops[i]);
+		KUNIT_EXPECT_EQ_MSG(test, qp->req.cur, 0U, "op %u", ops[i]);
+		KUNIT_EXPECT_EQ_MSG(test, qp->req.off, 0U, "op %u", ops[i]);
+		KUNIT_EXPECT_EQ_MSG(test, qp->req.psn, 500U, "op %u", ops[i]);
 	}
 }
 
@@ -597,10 +597,10 @@ static void compqp_nak_seq(struct kunit *test)
 	fq_sent(qp, 1, IB_WR_SEND, 10, 3);
 	fq_sent(qp, 2, IB_WR_SEND, 13, 1);
 	KUNIT_EXPECT_EQ(test, fq_nak_seq(qp, 12), 0);
-	KUNIT_EXPECT_EQ(test, qp->una_psn, 12U);
-	KUNIT_EXPECT_EQ(test, qp->req_cur, 0U);
-	KUNIT_EXPECT_EQ(test, qp->req_off, 2 * FQ_PMTU);
-	KUNIT_EXPECT_EQ(test, qp->req_psn, 12U);
+	KUNIT_EXPECT_EQ(test, qp->req.una_psn, 12U);
+	KUNIT_EXPECT_EQ(test, qp->req.cur, 0U);
+	KUNIT_EXPECT_EQ(test, qp->req.off, 2 * FQ_PMTU);
+	KUNIT_EXPECT_EQ(test, qp->req.psn, 12U);
 	KUNIT_EXPECT_EQ(test, sroce_counter_read(fx->sdev, SROCE_CNT_RX_NAKS), 1);
 	fq_no_wc(test, fx);
 
@@ -611,25 +611,25 @@ static void compqp_nak_seq(struct kunit *test)
 	r->rd_done = FQ_PMTU;
 	/* 104 arrived, 105 did not, nor did the READ's last three. */
 	KUNIT_EXPECT_EQ(test, fq_nak_seq(qp, 105), 0);
-	KUNIT_EXPECT_TRUE(test, qp->rd_gap);
-	KUNIT_EXPECT_EQ(test, qp->req_cur, 0U);
-	KUNIT_EXPECT_EQ(test, qp->req_off, FQ_PMTU);
-	KUNIT_EXPECT_EQ(test, qp->req_psn, 101U);
+	KUNIT_EXPECT_TRUE(test, qp->req.rd_gap);
+	KUNIT_EXPECT_EQ(test, qp->req.cur, 0U);
+	KUNIT_EXPECT_EQ(test, qp->req.off, FQ_PMTU);
+	KUNIT_EXPECT_EQ(test, qp->req.psn, 101U);
 	fq_no_wc(test, fx);
 
 	/* Another before the READ went again: it does not skip the READ. */
 	KUNIT_EXPECT_EQ(test, fq_nak_seq(qp, 105), 0);
-	KUNIT_EXPECT_EQ(test, qp->req_cur, 0U);
-	KUNIT_EXPECT_EQ(test, qp->req_off, FQ_PMTU);
-	KUNIT_EXPECT_EQ(test, qp->req_psn, 101U);
+	KUNIT_EXPECT_EQ(test, qp->req.cur, 0U);
+	KUNIT_EXPECT_EQ(test, qp->req.off, FQ_PMTU);
+	KUNIT_EXPECT_EQ(test, qp->req.psn, 101U);
 
 	/* Once all went again, back to its PSN as any NAK. */
-	qp->req_cur = qp->sq_head;
-	qp->req_psn = 106;
+	qp->req.cur = qp->req.head;
+	qp->req.psn = 106;
 	KUNIT_EXPECT_EQ(test, fq_nak_seq(qp, 105), 0);
-	KUNIT_EXPECT_EQ(test, qp->req_cur, 2U);
-	KUNIT_EXPECT_EQ(test, qp->req_off, 0U);
-	KUNIT_EXPECT_EQ(test, qp->req_psn, 105U);
+	KUNIT_EXPECT_EQ(test, qp->req.cur, 2U);
+	KUNIT_EXPECT_EQ(test, qp->req.off, 0U);
+	KUNIT_EXPECT_EQ(test, qp->req.psn, 105U);
 	KUNIT_EXPECT_EQ(test, sroce_counter_read(fx->sdev, SROCE_CNT_RX_NAKS), 4);
 }
 
@@ -653,11 +653,11 @@ static void compqp_flush_full_cq(struct kunit *test)
 		fq_queue(qp, 0x50 + i, IB_WR_SEND, FQ_PMTU);
 	qp->state = IB_QPS_ERR;
 
-	spin_lock_bh(&qp->sq_lock);
+	spin_lock_bh(&qp->req.lock);
 	sroce_comp_flush(qp);
-	spin_unlock_bh(&qp->sq_lock);
+	spin_unlock_bh(&qp->req.lock);
 	KUNIT_EXPECT_EQ(test, qp->sq.cons, 2U);
-	KUNIT_EXPECT_EQ(test, qp->req_cur, 2U);
+	KUNIT_EXPECT_EQ(test, qp->req.cur, 2U);
 	KUNIT_EXPECT_EQ(test, sroce_counter_read(fx->sdev, SROCE_CNT_CQ_OVERFLOW), 1);
 
 	for (i = 0; i < room; i++)
@@ -667,10 +667,10 @@ static void compqp_flush_full_cq(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, wc.wr_id, 0x50 + i);
 		KUNIT_EXPECT_EQ(test, wc.status, IB_WC_WR_FLUSH_ERR);
 	}
-	spin_lock_bh(&qp->sq_lock);
+	spin_lock_bh(&qp->req.lock);
 	sroce_comp_flush(qp);
-	spin_unlock_bh(&qp->sq_lock);
-	KUNIT_EXPECT_EQ(test, qp->sq.cons, qp->sq_head);
+	spin_unlock_bh(&qp->req.lock);
+	KUNIT_EXPECT_EQ(test, qp->sq.cons, qp->req.head);
 	for (i = 2; i < 5; i++) {
 		KUNIT_ASSERT_EQ(test, sroce_poll_cq(&fx->cq->ibcq, 1, &wc), 1);
 		KUNIT_EXPECT_EQ(test, wc.wr_id, 0x50 + i);

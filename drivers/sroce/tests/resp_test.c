@@ -10,7 +10,7 @@
 #include <sroce/wire.h>
 #include "sroce_test.h"
 
-/* qp->in_msg, as resp.c numbers it: nothing, a SEND or a WRITE. */
+/* qp->resp.in_msg, as resp.c numbers it: nothing, a SEND or a WRITE. */
 #define MSG_NONE	0
 #define MSG_SEND	1
 #define MSG_WRITE	2
@@ -341,24 +341,24 @@ static struct sroce_qp *ring_qp(struct kunit *test, u32 pos)
 	struct sroce_qp *qp = kunit_kzalloc(test, sizeof(*qp), GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, qp);
-	qp->jobs = kunit_kcalloc(test, SROCE_RJOBS, sizeof(*qp->jobs),
-				 GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, qp->jobs);
-	spin_lock_init(&qp->rq_lock);
+	qp->resp.jobs = kunit_kcalloc(test, SROCE_RJOBS,
+				      sizeof(*qp->resp.jobs), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, qp->resp.jobs);
+	spin_lock_init(&qp->resp.lock);
 	qp->pmtu = 1024;
-	qp->job_head = pos;
-	qp->job_tail = pos;
+	qp->resp.job_head = pos;
+	qp->resp.job_tail = pos;
 	return qp;
 }
 
-/* The ring calls under rq_lock, as resp.c makes them (lockdep checks). */
+/* The ring calls under resp.lock, as resp.c makes them (lockdep checks). */
 static bool push_locked(struct sroce_qp *qp, const struct sroce_rjob *j)
 {
 	bool ok;
 
-	spin_lock_bh(&qp->rq_lock);
+	spin_lock_bh(&qp->resp.lock);
 	ok = sroce_resp_push(qp, j);
-	spin_unlock_bh(&qp->rq_lock);
+	spin_unlock_bh(&qp->resp.lock);
 	return ok;
 }
 
@@ -381,23 +381,23 @@ static void resp_ring_wrap(struct kunit *test)
 		x->psn = i;
 		KUNIT_EXPECT_TRUE(test, push_locked(qp, x));
 	}
-	KUNIT_EXPECT_EQ(test, qp->job_tail - qp->job_head, n);
+	KUNIT_EXPECT_EQ(test, qp->resp.job_tail - qp->resp.job_head, n);
 	for (i = 0; i < n; i++) {
-		struct sroce_rjob *x = sroce_rjob_at(qp, qp->job_head + i);
+		struct sroce_rjob *x = sroce_rjob_at(qp, qp->resp.job_head + i);
 
 		KUNIT_EXPECT_EQ_MSG(test, x->psn, i, "job %u", i);
 		KUNIT_EXPECT_EQ(test, x->type,
 				i & 1 ? SROCE_RJOB_READ : SROCE_RJOB_ACK);
 	}
 	/* An ACK behind an ACK replaces it, also across the wrap. */
-	qp->job_head = U32_MAX;
-	qp->job_tail = U32_MAX;
+	qp->resp.job_head = U32_MAX;
+	qp->resp.job_tail = U32_MAX;
 	ack.syn = SROCE_AETH_ACK | SROCE_AETH_CREDIT_MASK;
 	ack.psn = 7;
 	KUNIT_EXPECT_TRUE(test, push_locked(qp, &ack));
 	ack.psn = 8;
 	KUNIT_EXPECT_TRUE(test, push_locked(qp, &ack));
-	KUNIT_EXPECT_EQ(test, qp->job_tail, 0U);
+	KUNIT_EXPECT_EQ(test, qp->resp.job_tail, 0U);
 	KUNIT_EXPECT_EQ(test, sroce_rjob_at(qp, U32_MAX)->psn, 8U);
 }
 
@@ -412,18 +412,18 @@ static void resp_ring_replay(struct kunit *test)
 	for (i = 0; i < 60; i++) {
 		j.psn = 100 + 2 * i;
 		KUNIT_EXPECT_TRUE(test, push_locked(qp, &j));
-		qp->rd_pending++;
+		qp->resp.rd_pending++;
 	}
 	/* The requester goes back to the 40th READ (past the wrap). */
 	j.psn = 100 + 2 * 40;
 	j.va = 0xabc;
-	spin_lock_bh(&qp->rq_lock);
+	spin_lock_bh(&qp->resp.lock);
 	sroce_resp_replay(qp, &j);
-	spin_unlock_bh(&qp->rq_lock);
-	KUNIT_EXPECT_EQ(test, qp->job_tail - qp->job_head, 41U);
-	KUNIT_EXPECT_EQ(test, qp->rd_pending, 41U);
-	KUNIT_EXPECT_EQ(test, sroce_rjob_at(qp, qp->job_tail - 1)->va, 0xabcULL);
-	KUNIT_EXPECT_EQ(test, sroce_rjob_at(qp, qp->job_tail - 2)->psn,
+	spin_unlock_bh(&qp->resp.lock);
+	KUNIT_EXPECT_EQ(test, qp->resp.job_tail - qp->resp.job_head, 41U);
+	KUNIT_EXPECT_EQ(test, qp->resp.rd_pending, 41U);
+	KUNIT_EXPECT_EQ(test, sroce_rjob_at(qp, qp->resp.job_tail - 1)->va, 0xabcULL);
+	KUNIT_EXPECT_EQ(test, sroce_rjob_at(qp, qp->resp.job_tail - 2)->psn,
 			100U + 2 * 39);
 }
 
@@ -432,17 +432,17 @@ static void resp_ring_rewind(struct kunit *test)
 {
 	struct sroce_qp *qp = ring_qp(test, 0);
 
-	qp->rjob_last = (struct sroce_rjob){
+	qp->resp.rjob_last = (struct sroce_rjob){
 		.type = SROCE_RJOB_READ, .psn = 500, .len = 3 * 1024,
 		.off = 3 * 1024,
 	};
 	sroce_resp_rewind(qp, 501);
-	KUNIT_EXPECT_EQ(test, qp->job_head, U32_MAX);
-	KUNIT_EXPECT_EQ(test, qp->job_tail, 0U);
-	KUNIT_EXPECT_EQ(test, qp->rd_pending, 1U);
+	KUNIT_EXPECT_EQ(test, qp->resp.job_head, U32_MAX);
+	KUNIT_EXPECT_EQ(test, qp->resp.job_tail, 0U);
+	KUNIT_EXPECT_EQ(test, qp->resp.rd_pending, 1U);
 	KUNIT_EXPECT_EQ(test, sroce_rjob_at(qp, U32_MAX)->psn, 500U);
 	KUNIT_EXPECT_EQ(test, sroce_rjob_at(qp, U32_MAX)->off, 1024U);
-	KUNIT_EXPECT_EQ(test, qp->rjob_last.len, 0U);
+	KUNIT_EXPECT_EQ(test, qp->resp.rjob_last.len, 0U);
 }
 
 static struct kunit_case resp_cases[] = {
