@@ -24,8 +24,6 @@
 set -u
 # shellcheck source=tests/guest/lib.sh
 . "$(dirname "$0")/lib.sh"
-# shellcheck source=tests/guest/rdma-lib.sh
-. "$(dirname "$0")/rdma-lib.sh"
 
 ROUNDS=${1:-10}
 ACTIONS=(kill link-delete rmmod vlan-del mtu addr-del)

@@ -20,8 +20,6 @@
 set -u
 # shellcheck source=tests/guest/lib.sh
 . "$(dirname "$0")/lib.sh"
-# shellcheck source=tests/guest/rdma-lib.sh
-. "$(dirname "$0")/rdma-lib.sh"
 
 ROUNDS=${1:-16}
 VROUNDS=${2:-4}
@@ -40,7 +38,7 @@ modprobe dummy numdummies=0 2>/dev/null
 t "install sroce.ko for modprobe" install_sroce
 t "modprobe rdma_ucm" modprobe rdma_ucm
 
-# The RoCE v2 GIDs of both devices' addresses (rdma-lib.sh's gid_lookup
+# The RoCE v2 GIDs of both devices' addresses (lib.sh's gid_lookup
 # finds their indexes).
 V4_GID=$(gid_of "$MY_V4")
 D0_GID=$(gid_of "$D0_V4")

@@ -20,8 +20,6 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/guest/lib.sh
 . "$here/lib.sh"
-# shellcheck source=tests/guest/rdma-lib.sh
-. "$here/rdma-lib.sh"
 
 DRVS=("${1:?usage: middleware.sh DRV0 DRV1 [PARTS]}" "${2:?usage: middleware.sh DRV0 DRV1 [PARTS]}")
 # PARTS: some of ucx,mpi,libfabric,qperf (all by default), for a focused run.

@@ -24,8 +24,6 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/guest/lib.sh
 . "$here/lib.sh"
-# shellcheck source=tests/guest/rdma-lib.sh
-. "$here/rdma-lib.sh"
 
 MODE=${1:-}
 # perftest iterations: WRITE and SEND 200, READ 100 (a tenth when quick).

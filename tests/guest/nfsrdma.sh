@@ -11,8 +11,6 @@ set -u
 here=$(dirname "$0")
 # shellcheck source=tests/guest/lib.sh
 . "$here/lib.sh"
-# shellcheck source=tests/guest/rdma-lib.sh
-. "$here/rdma-lib.sh"
 
 DRV0=${1:?usage: nfsrdma.sh DRV0 DRV1 [SIZE]}
 DRV1=${2:?usage: nfsrdma.sh DRV0 DRV1 [SIZE]}

@@ -24,8 +24,6 @@ set -u
 here=$(dirname "$0")
 # shellcheck source=tests/guest/lib.sh
 . "$here/lib.sh"
-# shellcheck source=tests/guest/rdma-lib.sh
-. "$here/rdma-lib.sh"
 
 DRV0=${1:?usage: nvmeof.sh DRV0 DRV1 [SIZE [CHAOS_ROUNDS|netem]]}
 DRV1=${2:?usage: nvmeof.sh DRV0 DRV1 [SIZE [CHAOS_ROUNDS|netem]]}

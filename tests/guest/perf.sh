@@ -24,8 +24,6 @@ set -u
 here=$(dirname "$0")
 # shellcheck source=tests/guest/lib.sh
 . "$here/lib.sh"
-# shellcheck source=tests/guest/rdma-lib.sh
-. "$here/rdma-lib.sh"
 
 DRIVER=${1:?usage: perf.sh sroce|rxe one|two}
 SETUP=${2:?usage: perf.sh sroce|rxe one|two}

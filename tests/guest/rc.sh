@@ -42,8 +42,6 @@ set -u
 here=$(dirname "$0")
 # shellcheck source=tests/guest/lib.sh
 . "$here/lib.sh"
-# shellcheck source=tests/guest/rdma-lib.sh
-. "$here/rdma-lib.sh"
 
 DRV0=${1:?usage: rc.sh DRV0 DRV1 [full|ci|sweep|quick|cross|ud|ib15]}
 DRV1=${2:?usage: rc.sh DRV0 DRV1 [full|ci|sweep|quick|cross|ud|ib15]}

@@ -25,8 +25,6 @@
 set -u
 # shellcheck source=tests/guest/lib.sh
 . "$(dirname "$0")/lib.sh"
-# shellcheck source=tests/guest/rdma-lib.sh
-. "$(dirname "$0")/rdma-lib.sh"
 
 ROUNDS=${1:-200}
 SEED=${2:-1}
@@ -41,7 +39,7 @@ kmemleak_clear
 victim_device_up
 gi=$VICTIM_GI
 
-# The victim (rdma-lib.sh), for as long as the scribbler runs.
+# The victim (lib.sh), for as long as the scribbler runs.
 victim_start "$logs" "$SEED"
 
 faults_start "$FAULT_PCT"

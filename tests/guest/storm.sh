@@ -26,8 +26,6 @@ set -u
 here=$(dirname "$0")
 # shellcheck source=tests/guest/lib.sh
 . "$here/lib.sh"
-# shellcheck source=tests/guest/rdma-lib.sh
-. "$here/rdma-lib.sh"
 
 drvs=("${1:?DRV0}" "${2:?DRV1}")
 VBYTES=${3:-64M}

@@ -22,8 +22,6 @@
 set -u
 # shellcheck source=tests/guest/lib.sh
 . "$(dirname "$0")/lib.sh"
-# shellcheck source=tests/guest/rdma-lib.sh
-. "$(dirname "$0")/rdma-lib.sh"
 
 SECS=${1:-60}
 THREADS=${2:-4}
@@ -39,7 +37,7 @@ kmemleak_clear
 victim_device_up
 gi=$VICTIM_GI
 
-# The victim (rdma-lib.sh), for as long as the stressor runs.
+# The victim (lib.sh), for as long as the stressor runs.
 victim_start "$logs" "$SEED"
 
 faults_start "$FAULT_PCT"
