@@ -120,14 +120,14 @@ static void sroce_dealloc_driver(struct ib_device *ib)
 	netdev_put(sdev->ndev, &sdev->ndev_tracker);
 }
 
+/* The QPs' workers (transmit, ERR polling) of every device. */
+static struct workqueue_struct *sroce_wq;
+
 /*
  * One lock class per xarray: xa_init_flags() would give them all the
  * same one, and lockdep would then mix up the MR table's lock (process
  * context) with the AH table's (taken under a QP's lock, any context).
  */
-/* The QPs' workers (transmit, ERR polling) of every device. */
-static struct workqueue_struct *sroce_wq;
-
 static struct lock_class_key sroce_mr_xa_key, sroce_ah_xa_key,
 			     sroce_qp_xa_key, sroce_mw_xa_key;
 
