@@ -222,7 +222,102 @@ static void fsm_try(struct kunit *test, bool ok, enum ib_qp_state cur,
 			    state_name[cur], state_name[next], what);
 }
 
-/* sroce's own limits: each value just inside is taken, just outside not. */
+/* The attributes whose values sroce limits itself (fsm_ranges). */
+enum fsm_field {
+	FSM_PORT,
+	FSM_PKEY_INDEX,
+	FSM_ACCESS,
+	FSM_PATH_MTU,
+	FSM_DEST_RD_ATOMIC,
+	FSM_MIN_RNR_TIMER,
+	FSM_AH_FLAGS,
+	FSM_RD_ATOMIC,
+	FSM_TIMEOUT,
+	FSM_RETRY_CNT,
+	FSM_RNR_RETRY,
+};
+
+static void fsm_set(struct ib_qp_attr *a, enum fsm_field f, u32 v)
+{
+	switch (f) {
+	case FSM_PORT:
+		a->port_num = v;
+		break;
+	case FSM_PKEY_INDEX:
+		a->pkey_index = v;
+		break;
+	case FSM_ACCESS:
+		a->qp_access_flags = v;
+		break;
+	case FSM_PATH_MTU:
+		a->path_mtu = v;
+		break;
+	case FSM_DEST_RD_ATOMIC:
+		a->max_dest_rd_atomic = v;
+		break;
+	case FSM_MIN_RNR_TIMER:
+		a->min_rnr_timer = v;
+		break;
+	case FSM_AH_FLAGS:
+		a->ah_attr.ah_flags = v;
+		break;
+	case FSM_RD_ATOMIC:
+		a->max_rd_atomic = v;
+		break;
+	case FSM_TIMEOUT:
+		a->timeout = v;
+		break;
+	case FSM_RETRY_CNT:
+		a->retry_cnt = v;
+		break;
+	case FSM_RNR_RETRY:
+		a->rnr_retry = v;
+		break;
+	}
+}
+
+/*
+ * One of sroce's limits on a value: @val in @field of a modify from
+ * @cur to the next state of the bring-up, refused or not.
+ */
+struct fsm_range {
+	enum fsm_field	field;
+	u32		val;
+	enum ib_qp_state cur;
+	bool		ok;
+	const char	*name;
+};
+
+#define FSM_RANGE(f, v, c, good) { FSM_##f, v, c, good, #f " = " #v }
+
+/* Each value just inside is taken, just outside not. */
+static const struct fsm_range fsm_ranges[] = {
+	FSM_RANGE(PORT, 2, RESET, false),
+	FSM_RANGE(PORT, 0, RESET, false),
+	FSM_RANGE(PKEY_INDEX, SROCE_MAX_PKEYS - 1, RESET, true),
+	FSM_RANGE(PKEY_INDEX, SROCE_MAX_PKEYS, RESET, false),
+	FSM_RANGE(ACCESS, IB_ACCESS_REMOTE_ATOMIC, RESET, true),
+	FSM_RANGE(ACCESS, IB_ACCESS_MW_BIND, RESET, false),
+	FSM_RANGE(PATH_MTU, IB_MTU_256, INIT, true),
+	FSM_RANGE(PATH_MTU, IB_MTU_4096, INIT, true),
+	FSM_RANGE(PATH_MTU, 0, INIT, false),
+	FSM_RANGE(PATH_MTU, IB_MTU_4096 + 1, INIT, false),
+	FSM_RANGE(DEST_RD_ATOMIC, 0, INIT, true),
+	FSM_RANGE(DEST_RD_ATOMIC, SROCE_MAX_QP_RD_ATOM, INIT, true),
+	FSM_RANGE(DEST_RD_ATOMIC, SROCE_MAX_QP_RD_ATOM + 1, INIT, false),
+	FSM_RANGE(MIN_RNR_TIMER, 31, INIT, true),
+	FSM_RANGE(MIN_RNR_TIMER, 32, INIT, false),
+	FSM_RANGE(AH_FLAGS, 0, INIT, false),
+	FSM_RANGE(RD_ATOMIC, SROCE_MAX_QP_RD_ATOM, RTR, true),
+	FSM_RANGE(RD_ATOMIC, SROCE_MAX_QP_RD_ATOM + 1, RTR, false),
+	FSM_RANGE(TIMEOUT, 31, RTR, true),
+	FSM_RANGE(TIMEOUT, 32, RTR, false),
+	FSM_RANGE(RETRY_CNT, 0, RTR, true),
+	FSM_RANGE(RETRY_CNT, 8, RTR, false),
+	FSM_RANGE(RNR_RETRY, 8, RTR, false),
+};
+
+/* sroce's own limits on the values of a modify. */
 static void qpfsm_ranges(struct kunit *test)
 {
 	static const struct ib_gid_attr v1 = { .gid_type = IB_GID_TYPE_ROCE };
@@ -231,106 +326,25 @@ static void qpfsm_ranges(struct kunit *test)
 	const u32 rts = IB_QP_STATE | REQ_RTR_RTS;
 	struct ib_qp_attr *a = &fsm_attr;
 	struct sroce_qp *qp = &fsm_qp;
+	unsigned int i;
 
-	fsm_valid(qp, a);
-	a->port_num = 2;
-	fsm_try(test, false, RESET, INIT, init, "port_num = 2");
+	for (i = 0; i < ARRAY_SIZE(fsm_ranges); i++) {
+		const struct fsm_range *r = &fsm_ranges[i];
+		enum ib_qp_state next = r->cur + 1;
 
-	fsm_valid(qp, a);
-	a->port_num = 0;
-	fsm_try(test, false, RESET, INIT, init, "port_num = 0");
+		fsm_valid(qp, a);
+		fsm_set(a, r->field, r->val);
+		fsm_try(test, r->ok, r->cur, next,
+			IB_QP_STATE | rc_required(r->cur, next), r->name);
+	}
 
-	fsm_valid(qp, a);
-	a->pkey_index = SROCE_MAX_PKEYS - 1;
-	fsm_try(test, true, RESET, INIT, init, "pkey_index = SROCE_MAX_PKEYS - 1");
-
-	fsm_valid(qp, a);
-	a->pkey_index = SROCE_MAX_PKEYS;
-	fsm_try(test, false, RESET, INIT, init, "pkey_index = SROCE_MAX_PKEYS");
-
-	fsm_valid(qp, a);
-	a->qp_access_flags = IB_ACCESS_REMOTE_ATOMIC;
-	fsm_try(test, true, RESET, INIT, init, "qp_access_flags = IB_ACCESS_REMOTE_ATOMIC");
-
-	fsm_valid(qp, a);
-	a->qp_access_flags = IB_ACCESS_MW_BIND;
-	fsm_try(test, false, RESET, INIT, init, "qp_access_flags = IB_ACCESS_MW_BIND");
-
-	fsm_valid(qp, a);
-	a->path_mtu = IB_MTU_256;
-	fsm_try(test, true, INIT, RTR, rtr, "path_mtu = IB_MTU_256");
-
-	fsm_valid(qp, a);
-	a->path_mtu = IB_MTU_4096;
-	fsm_try(test, true, INIT, RTR, rtr, "path_mtu = IB_MTU_4096");
-
-	fsm_valid(qp, a);
-	a->path_mtu = 0;
-	fsm_try(test, false, INIT, RTR, rtr, "path_mtu = 0");
-
-	fsm_valid(qp, a);
-	a->path_mtu = IB_MTU_4096 + 1;
-	fsm_try(test, false, INIT, RTR, rtr, "path_mtu = IB_MTU_4096 + 1");
-
-	fsm_valid(qp, a);
-	a->max_dest_rd_atomic = 0;
-	fsm_try(test, true, INIT, RTR, rtr, "max_dest_rd_atomic = 0");
-
-	fsm_valid(qp, a);
-	a->max_dest_rd_atomic = SROCE_MAX_QP_RD_ATOM;
-	fsm_try(test, true, INIT, RTR, rtr, "max_dest_rd_atomic = SROCE_MAX_QP_RD_ATOM");
-
-	fsm_valid(qp, a);
-	a->max_dest_rd_atomic = SROCE_MAX_QP_RD_ATOM + 1;
-	fsm_try(test, false, INIT, RTR, rtr, "max_dest_rd_atomic = SROCE_MAX_QP_RD_ATOM + 1");
-
-	fsm_valid(qp, a);
-	a->min_rnr_timer = 31;
-	fsm_try(test, true, INIT, RTR, rtr, "min_rnr_timer = 31");
-
-	fsm_valid(qp, a);
-	a->min_rnr_timer = 32;
-	fsm_try(test, false, INIT, RTR, rtr, "min_rnr_timer = 32");
-
-	fsm_valid(qp, a);
-	a->ah_attr.ah_flags = 0;
-	fsm_try(test, false, INIT, RTR, rtr, "ah_attr.ah_flags = 0");
-
+	/* The path's source GID: RoCE v2, and present. */
 	fsm_valid(qp, a);
 	a->ah_attr.grh.sgid_attr = &v1;
-	fsm_try(test, false, INIT, RTR, rtr, "ah_attr.grh.sgid_attr = &v1");
-
+	fsm_try(test, false, INIT, RTR, rtr, "a RoCE v1 source GID");
 	fsm_valid(qp, a);
 	a->ah_attr.grh.sgid_attr = NULL;
-	fsm_try(test, false, INIT, RTR, rtr, "ah_attr.grh.sgid_attr = NULL");
-
-	fsm_valid(qp, a);
-	a->max_rd_atomic = SROCE_MAX_QP_RD_ATOM;
-	fsm_try(test, true, RTR, RTS, rts, "max_rd_atomic = SROCE_MAX_QP_RD_ATOM");
-
-	fsm_valid(qp, a);
-	a->max_rd_atomic = SROCE_MAX_QP_RD_ATOM + 1;
-	fsm_try(test, false, RTR, RTS, rts, "max_rd_atomic = SROCE_MAX_QP_RD_ATOM + 1");
-
-	fsm_valid(qp, a);
-	a->timeout = 31;
-	fsm_try(test, true, RTR, RTS, rts, "timeout = 31");
-
-	fsm_valid(qp, a);
-	a->timeout = 32;
-	fsm_try(test, false, RTR, RTS, rts, "timeout = 32");
-
-	fsm_valid(qp, a);
-	a->retry_cnt = 0;
-	fsm_try(test, true, RTR, RTS, rts, "retry_cnt = 0");
-
-	fsm_valid(qp, a);
-	a->retry_cnt = 8;
-	fsm_try(test, false, RTR, RTS, rts, "retry_cnt = 8");
-
-	fsm_valid(qp, a);
-	a->rnr_retry = 8;
-	fsm_try(test, false, RTR, RTS, rts, "rnr_retry = 8");
+	fsm_try(test, false, INIT, RTR, rtr, "no source GID");
 
 	/* No alternate path on RoCE, no resizing through modify. */
 	fsm_valid(qp, a);
