@@ -536,28 +536,47 @@ struct sk_buff *sroce_pkt_alloc(struct sroce_qp *qp, const struct rxe_av *av,
 	return skb;
 }
 
-/*
- * The ICRC state after the headers of a packet from sroce_pkt_alloc(): IP,
- * UDP, BTH and the extension headers the caller wrote up to @end.
+/**
+ * sroce_pkt_icrc_start() - begin the ICRC of a packet from sroce_pkt_alloc()
+ * @skb: the packet, headers written up to @end
+ * @end: the end of the extension headers the caller wrote
+ * @crc: the running CRC, set after IP, UDP, BTH and those headers
+ *
+ * A packet whose route stays in this host goes straight to the local
+ * receive path, which never checks its ICRC: it gets none, and the copy
+ * that fills its payload runs without a CRC pass.
+ *
+ * Return: @crc, for the payload copy to continue (sroce_copy.crc), or NULL
+ * when the packet needs no ICRC.
  */
-u32 sroce_pkt_icrc_start(struct sk_buff *skb, const u8 *end)
+u32 *sroce_pkt_icrc_start(struct sk_buff *skb, const u8 *end, u32 *crc)
 {
+	const struct dst_entry *dst = skb_dst(skb);
 	const u8 *ext = skb->data + sizeof(struct sroce_bth);
-	u32 crc;
 
-	crc = sroce_icrc_hdr(skb_network_header(skb),
-			     skb->protocol == htons(ETH_P_IPV6));
-	return crc32_le(crc, ext, end - ext);
+	if (dst && (dst->dev->flags & IFF_LOOPBACK))
+		return NULL;
+	*crc = sroce_icrc_hdr(skb_network_header(skb),
+			      skb->protocol == htons(ETH_P_IPV6));
+	*crc = crc32_le(*crc, ext, end - ext);
+	return crc;
 }
 
-/* Zero the @pad bytes before the ICRC, fold them in, write the ICRC. */
-void sroce_pkt_icrc_end(struct sk_buff *skb, u32 crc, unsigned int pad)
+/*
+ * Zero the @pad bytes before the ICRC and write the ICRC: the CRC from
+ * sroce_pkt_icrc_start() continued over them, or 0 when @crc is NULL.
+ */
+void sroce_pkt_icrc_end(struct sk_buff *skb, u32 *crc, unsigned int pad)
 {
 	u8 *icrc = skb_tail_pointer(skb) - SROCE_ICRC_LEN;
 
 	memset(icrc - pad, 0, pad);
-	crc = crc32_le(crc, icrc - pad, pad);
-	put_unaligned_le32(~crc, icrc);
+	if (!crc) {
+		put_unaligned_le32(0, icrc);
+		return;
+	}
+	*crc = crc32_le(*crc, icrc - pad, pad);
+	put_unaligned_le32(~*crc, icrc);
 }
 
 /*

@@ -567,16 +567,14 @@ static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 		((struct sroce_ieth *)p)->rkey = cpu_to_be32(w->rkey);
 		p += sizeof(struct sroce_ieth);
 	}
-	crc = sroce_pkt_icrc_start(skb, p);
+	c.crc = sroce_pkt_icrc_start(skb, p, &crc);
 	if (paylen) {
 		c.buf = p;
-		c.crc = &crc;
-		if (w->opcode == SROCE_WR_ATOMIC_WRITE) {
-			memcpy(p, &w->cmp_add, paylen);
-			crc = crc32_le(crc, p, paylen);
-		} else if (w->inl) {
-			memcpy(p, w->inline_data + off, paylen);
-			crc = crc32_le(crc, p, paylen);
+		if (w->opcode == SROCE_WR_ATOMIC_WRITE || w->inl) {
+			memcpy(p, w->inl ? w->inline_data + off :
+			       (void *)&w->cmp_add, paylen);
+			if (c.crc)
+				crc = crc32_le(crc, p, paylen);
 		} else {
 			/* An ODP miss pauses the requester (odp.c). */
 			c.qp = qp;
@@ -592,7 +590,7 @@ static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 		}
 		p += paylen;
 	}
-	sroce_pkt_icrc_end(skb, crc, pad);
+	sroce_pkt_icrc_end(skb, c.crc, pad);
 
 	if (last) {
 		w->last_psn = sroce_psn_add(psn, npkts - 1);

@@ -46,9 +46,8 @@ static struct sk_buff *sroce_resp_read_pkt(struct sroce_qp *qp,
 				SROCE_AETH_ACK_UNLIMITED, j->msn);
 		p += sizeof(struct sroce_aeth);
 	}
-	crc = sroce_pkt_icrc_start(skb, p);
 	c.buf = p;
-	c.crc = &crc;
+	c.crc = sroce_pkt_icrc_start(skb, p, &crc);
 	/* An ODP miss keeps the job; the fault runs the QP again. */
 	c.qp = qp;
 	c.kick = SROCE_ODP_KICK_RUN;
@@ -59,7 +58,7 @@ static struct sk_buff *sroce_resp_read_pkt(struct sroce_qp *qp,
 		return sroce_resp_odp_miss(err) ? ERR_PTR(-EAGAIN) : NULL;
 	}
 	p += paylen;
-	sroce_pkt_icrc_end(skb, crc, pad);
+	sroce_pkt_icrc_end(skb, c.crc, pad);
 	j->off += paylen;
 	*psnp = psn;
 	return skb;
@@ -87,8 +86,8 @@ static struct sk_buff *sroce_resp_ack_pkt(struct sroce_qp *qp,
 	if (atomic)
 		sroce_atmack_init((struct sroce_atmack *)
 				  (p + sizeof(struct sroce_aeth)), j->va);
-	crc = sroce_pkt_icrc_start(skb, skb->data + hlen);
-	sroce_pkt_icrc_end(skb, crc, 0);
+	sroce_pkt_icrc_end(skb, sroce_pkt_icrc_start(skb, skb->data + hlen, &crc),
+			   0);
 	return skb;
 }
 

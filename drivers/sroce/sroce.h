@@ -991,8 +991,8 @@ struct sroce_dev *sroce_dev_get_by_netdev(struct net_device *ndev);
 struct sk_buff *sroce_pkt_alloc(struct sroce_qp *qp, const struct rxe_av *av,
 				u16 sport, unsigned int len);
 int sroce_pkt_xmit(struct sroce_qp *qp, struct sk_buff *skb);
-u32 sroce_pkt_icrc_start(struct sk_buff *skb, const u8 *end);
-void sroce_pkt_icrc_end(struct sk_buff *skb, u32 crc, unsigned int pad);
+u32 *sroce_pkt_icrc_start(struct sk_buff *skb, const u8 *end, u32 *crc);
+void sroce_pkt_icrc_end(struct sk_buff *skb, u32 *crc, unsigned int pad);
 bool sroce_pkt_icrc_begin(struct sk_buff *skb, struct sroce_pkt *pkt);
 bool sroce_rx_corrupt(struct sk_buff *skb);
 bool sroce_pkt_icrc_ok(struct sroce_pkt *pkt);
