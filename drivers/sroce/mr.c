@@ -65,6 +65,27 @@ static void *sroce_fr_va(struct sroce_mr *mr, u64 iova, u32 *room)
 				   (off & (psz - 1)));
 }
 
+/*
+ * An MR's kernel address for @iova (in bounds; an ODP MR's page present)
+ * and the bytes from there that are contiguous. Undo with kunmap_local(*@map)
+ * when *@map is set.
+ */
+static void *sroce_mr_map(struct sroce_mr *mr, u64 iova, u32 *room, u8 **map)
+{
+	u64 off = iova - mr->iova + mr->page_off;
+
+	*map = NULL;
+	if (mr->dma) {
+		*room = U32_MAX;
+		return (void *)(uintptr_t)iova;
+	}
+	if (mr->fr)
+		return sroce_fr_va(mr, iova, room);
+	*map = kmap_local_page(mr->pages[off >> PAGE_SHIFT]);
+	*room = PAGE_SIZE - (off & ~PAGE_MASK);
+	return *map + (off & ~PAGE_MASK);
+}
+
 /* One contiguous piece; the CRC runs over it while it is hot. */
 static void sroce_copy_chunk(void *va, void *buf, u32 n, bool to_mr, u32 *crc)
 {
@@ -89,35 +110,131 @@ static void sroce_copy_chunk(void *va, void *buf, u32 n, bool to_mr, u32 *crc)
 void sroce_mr_copy(struct sroce_mr *mr, u64 iova, void *buf, u32 len,
 		   bool to_mr, u32 *crc)
 {
-	u64 off = iova - mr->iova + mr->page_off;
-
-	if (mr->dma) {
-		sroce_copy_chunk((void *)(uintptr_t)iova, buf, len, to_mr, crc);
-		return;
-	}
 	while (len) {
 		u32 room, n;
-		void *va;
-		u8 *map = NULL;
+		u8 *map;
+		void *va = sroce_mr_map(mr, iova, &room, &map);
 
-		if (mr->fr) {
-			va = sroce_fr_va(mr, iova, &room);
-		} else {
-			map = kmap_local_page(mr->pages[off >> PAGE_SHIFT]);
-			va = map + (off & ~PAGE_MASK);
-			room = PAGE_SIZE - (off & ~PAGE_MASK);
-		}
 		n = min(len, room);
 		sroce_copy_chunk(va, buf, n, to_mr, crc);
 		if (map)
 			kunmap_local(map);
 		buf += n;
 		iova += n;
-		off += n;
 		len -= n;
 	}
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_mr_copy);
+
+static void sroce_payref_release(struct sk_buff *skb)
+{
+	struct sroce_payref *ref = (struct sroce_payref *)skb->cb;
+	int i;
+
+	for (i = 0; i < SROCE_PAYREF_MAX && ref->mr[i]; i++)
+		sroce_mr_put(ref->mr[i]);
+}
+
+/**
+ * sroce_payref_start() - build a local packet's payload by reference
+ * @skb: a packet from sroce_pkt_alloc() whose route stays in the host
+ *	 (sroce_pkt_icrc_start() returned NULL)
+ * @pay: where its payload goes
+ *
+ * The MR pieces the copy then meets are recorded, not copied (at most
+ * SROCE_PAYREF_MAX of them, and never an ODP or fast-registration MR:
+ * the first is only readable under odp_lock, the second may be
+ * invalidated by the very packet that carries it, which would wait for
+ * the packet's own reference); from the first piece copied on, the rest
+ * is copied into the skb as usual. The local receive path hands the
+ * packet over synchronously and frees it, which lets the MRs go.
+ *
+ * Return: what to set as sroce_copy.ref.
+ */
+struct sroce_payref *sroce_payref_start(struct sk_buff *skb, u8 *pay)
+{
+	struct sroce_payref *ref = (struct sroce_payref *)skb->cb;
+
+	BUILD_BUG_ON(sizeof(*ref) > sizeof(skb->cb));
+	memset(ref, 0, sizeof(*ref));
+	ref->pay = pay - skb->head;
+	skb->destructor = sroce_payref_release;
+	return ref;
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_payref_start);
+
+/* Record [@iova, @iova + @len) of @mr as the next piece, if it may be. */
+static bool sroce_payref_add(struct sroce_payref *ref, struct sroce_mr *mr,
+			     u64 iova, u32 len)
+{
+	int i;
+
+	if (ref->closed || mr->odp || mr->fr)
+		goto closed;
+	for (i = 0; i < SROCE_PAYREF_MAX; i++) {
+		if (ref->mr[i])
+			continue;
+		refcount_inc(&mr->users);
+		ref->mr[i] = mr;
+		ref->va[i] = iova;
+		ref->len[i] = len;
+		return true;
+	}
+closed:
+	ref->closed = true;
+	return false;
+}
+
+/* Copy @len bytes of @src at @sva into @dst at @dva: a local packet's. */
+static void sroce_mr_copy_mr(struct sroce_mr *dst, u64 dva,
+			     struct sroce_mr *src, u64 sva, u32 len)
+{
+	while (len) {
+		u32 room, n;
+		u8 *map;
+		void *va = sroce_mr_map(src, sva, &room, &map);
+
+		n = min(len, room);
+		sroce_mr_copy(dst, dva, va, n, true, NULL);
+		if (map)
+			kunmap_local(map);
+		dva += n;
+		sva += n;
+		len -= n;
+	}
+}
+
+/*
+ * Place @len bytes of a local packet built with sroce_payref_start(), from
+ * @off (as skb->data + @off), into @mr at @iova: from the MRs its pieces
+ * name, the rest from the skb.
+ */
+static void sroce_payref_copy(struct sk_buff *skb, u32 off,
+			      struct sroce_mr *mr, u64 iova, u32 len)
+{
+	const struct sroce_payref *ref = (const struct sroce_payref *)skb->cb;
+	u8 *pay = skb->head + ref->pay;
+	u32 pos = skb->data + off - pay, start = 0;
+	int i;
+
+	for (i = 0; i < SROCE_PAYREF_MAX && ref->mr[i] && len; i++) {
+		u32 n;
+
+		if (pos >= start + ref->len[i]) {
+			start += ref->len[i];
+			continue;
+		}
+		n = min(start + ref->len[i] - pos, len);
+		sroce_mr_copy_mr(mr, iova, ref->mr[i], ref->va[i] + pos - start,
+				 n);
+		start += ref->len[i];
+		iova += n;
+		pos += n;
+		len -= n;
+	}
+	if (len)
+		sroce_mr_copy(mr, iova, pay + pos, len, true, NULL);
+}
 
 /**
  * sroce_odp_present() - whether an ODP MR's range may be copied now
@@ -153,8 +270,14 @@ static void sroce_mr_xfer_pages(struct sroce_mr *mr, u64 iova, u32 len,
 	u32 done = 0;
 
 	if (!c->skb) {
-		sroce_mr_copy(mr, iova, c->buf, len, c->to_mr, c->crc);
+		if (!c->ref || c->to_mr || !sroce_payref_add(c->ref, mr, iova, len))
+			sroce_mr_copy(mr, iova, c->buf, len, c->to_mr, c->crc);
 		c->buf += len;
+		return;
+	}
+	if (c->skb->destructor == sroce_payref_release) {
+		sroce_payref_copy(c->skb, c->off, mr, iova, len);
+		c->off += len;
 		return;
 	}
 	/* Out of a received packet, fragments and all, without linearizing. */
@@ -257,6 +380,7 @@ int sroce_mr_copy_put(struct sroce_mr *mr, u64 va, u32 len,
 	sroce_mr_put(mr);
 	return err;
 }
+EXPORT_SYMBOL_IF_KUNIT(sroce_mr_copy_put);
 
 /* Copy between the memory an lkey of @pd names and @c: never a window's. */
 static int sroce_mr_copy_lkey(struct ib_pd *pd, u32 lkey, u64 va, u32 len,

@@ -579,6 +579,9 @@ static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 			/* An ODP miss pauses the requester (odp.c). */
 			c.qp = qp;
 			c.kick = SROCE_ODP_KICK_REQ;
+			/* Staying in the host (no ICRC): one copy, MR to MR. */
+			if (!c.crc && !ud)
+				c.ref = sroce_payref_start(skb, p);
 			int err = sroce_sge_copy(qp->ibqp.pd, w->sge,
 						 w->num_sge, off, paylen, 0,
 						 &c);

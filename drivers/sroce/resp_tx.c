@@ -48,6 +48,9 @@ static struct sk_buff *sroce_resp_read_pkt(struct sroce_qp *qp,
 	}
 	c.buf = p;
 	c.crc = sroce_pkt_icrc_start(skb, p, &crc);
+	/* Staying in the host (no ICRC): one copy, MR to MR. */
+	if (!c.crc)
+		c.ref = sroce_payref_start(skb, p);
 	/* An ODP miss keeps the job; the fault runs the QP again. */
 	c.qp = qp;
 	c.kick = SROCE_ODP_KICK_RUN;

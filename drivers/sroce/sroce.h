@@ -756,8 +756,27 @@ struct sroce_copy {
 	u8		*buf;
 	bool		to_mr;
 	u32		*crc;		/* running CRC, or NULL */
+	/* Building a local packet: MR pieces left in place (mr.c). */
+	struct sroce_payref *ref;
 	struct sroce_qp	*qp;		/* ODP: whose copy it is, or NULL */
 	u8		kick;		/* ODP: enum sroce_odp_kick */
+};
+
+#define SROCE_PAYREF_MAX	2
+
+/*
+ * The payload of a packet that stays in the host, or its first part, left
+ * in the MRs it comes from (sroce_payref_start()): the receiver copies it
+ * from there, so the payload is copied once, MR to MR. The rest, past the
+ * pieces, is in the skb. Lives in skb->cb; each piece holds its MR until
+ * the skb is freed.
+ */
+struct sroce_payref {
+	u32		pay;		/* payload, as an offset from skb->head */
+	u32		len[SROCE_PAYREF_MAX];
+	bool		closed;		/* a piece was copied: no more refs */
+	struct sroce_mr	*mr[SROCE_PAYREF_MAX];
+	u64		va[SROCE_PAYREF_MAX];
 };
 
 /* main.c */
@@ -859,6 +878,7 @@ int sroce_mr_access_ok(u64 mr_iova, u64 mr_len, int mr_access, u64 iova,
 bool sroce_odp_present(struct sroce_mr *mr, u64 iova, u32 len, bool write);
 void sroce_mr_copy(struct sroce_mr *mr, u64 iova, void *buf, u32 len,
 		   bool to_mr, u32 *crc);
+struct sroce_payref *sroce_payref_start(struct sk_buff *skb, u8 *pay);
 struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key);
 void sroce_mr_put(struct sroce_mr *mr);
 struct ib_mr *sroce_get_dma_mr(struct ib_pd *pd, int access);

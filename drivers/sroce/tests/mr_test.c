@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KUnit: MR permission and bounds checks, copies across pages with CRC,
- * invalidation against copies under way, memory window bind rules.
+ * a local packet's payload by reference, invalidation against copies under
+ * way, memory window bind rules.
  */
 #include <kunit/test.h>
 #include <linux/crc32.h>
@@ -59,6 +60,22 @@ struct mr_pages_fixture {
 	struct page *pg[3];
 };
 
+static void mr_fixture_pages(struct kunit *test, struct mr_pages_fixture *fx)
+{
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		fx->pg[i] = alloc_page(GFP_KERNEL | __GFP_ZERO);
+		KUNIT_ASSERT_NOT_NULL(test, fx->pg[i]);
+	}
+	fx->mr.pages = fx->pg;
+	fx->mr.npages = 3;
+	fx->mr.page_off = 100;
+	fx->mr.iova = 0x10000;
+	fx->mr.length = 3 * PAGE_SIZE - 100;
+	refcount_set(&fx->mr.users, 1);
+}
+
 static void mr_copy_pages(struct kunit *test)
 {
 	const u32 n = 5000, at = 4000;
@@ -71,15 +88,7 @@ static void mr_copy_pages(struct kunit *test)
 	in = kunit_kmalloc(test, n, GFP_KERNEL);
 	out = kunit_kzalloc(test, n, GFP_KERNEL);
 	KUNIT_ASSERT_TRUE(test, fx && in && out);
-	for (i = 0; i < 3; i++) {
-		fx->pg[i] = alloc_page(GFP_KERNEL | __GFP_ZERO);
-		KUNIT_ASSERT_NOT_NULL(test, fx->pg[i]);
-	}
-	fx->mr.pages = fx->pg;
-	fx->mr.npages = 3;
-	fx->mr.page_off = 100;
-	fx->mr.iova = 0x10000;
-	fx->mr.length = 3 * PAGE_SIZE - 100;
+	mr_fixture_pages(test, fx);
 	for (i = 0; i < n; i++)
 		in[i] = (u8)(i * 7 + 3);
 
@@ -119,6 +128,88 @@ static void mr_copy_dma(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, memcmp(dst + 7, src, 5), 0);
 	KUNIT_EXPECT_EQ(test, dst[6], 0);
 	KUNIT_EXPECT_EQ(test, dst[12], 0);
+}
+
+/* As a lookup leaves an MR for sroce_mr_copy_put(): one more user. */
+static int mr_copy_held(struct sroce_mr *mr, u64 va, u32 len,
+			struct sroce_copy *c)
+{
+	refcount_inc(&mr->users);
+	return sroce_mr_copy_put(mr, va, len, c);
+}
+
+/*
+ * A local packet's payload by reference: two pieces recorded (a page MR
+ * across a page boundary, a DMA MR), the third copied into the skb once
+ * the slots are used up; the receiver places it all, in two calls that
+ * cut across a piece, and freeing the packet lets the MRs go.
+ */
+static void mr_copy_local(struct kunit *test)
+{
+	const u32 hdr = 20, n1 = 1500, n2 = 700, n3 = 500, n = n1 + n2 + n3;
+	struct mr_pages_fixture *src, *dst;
+	struct sroce_mr *dma;
+	struct sk_buff *skb;
+	struct sroce_copy c = {};
+	u8 *dbuf, *want, *out, *pay;
+	u32 i;
+
+	src = kunit_kzalloc(test, sizeof(*src), GFP_KERNEL);
+	dst = kunit_kzalloc(test, sizeof(*dst), GFP_KERNEL);
+	dma = kunit_kzalloc(test, sizeof(*dma), GFP_KERNEL);
+	dbuf = kunit_kmalloc(test, n2, GFP_KERNEL);
+	want = kunit_kmalloc(test, n, GFP_KERNEL);
+	out = kunit_kzalloc(test, n, GFP_KERNEL);
+	skb = alloc_skb(hdr + n, GFP_KERNEL);
+	KUNIT_ASSERT_TRUE(test, src && dst && dma && dbuf && want && out && skb);
+	mr_fixture_pages(test, src);
+	mr_fixture_pages(test, dst);
+	dma->dma = true;
+	dma->length = U64_MAX;
+	refcount_set(&dma->users, 1);
+	for (i = 0; i < n; i++)
+		want[i] = (u8)(i * 13 + 5);
+	sroce_mr_copy(&src->mr, src->mr.iova + 4000, want, n1, true, NULL);
+	memcpy(dbuf, want + n1, n2);
+	sroce_mr_copy(&src->mr, src->mr.iova + 100, want + n1 + n2, n3, true,
+		      NULL);
+
+	memset(skb_put(skb, hdr + n), 0, hdr + n);
+	pay = skb->data + hdr;
+	c.buf = pay;
+	c.ref = sroce_payref_start(skb, pay);
+	KUNIT_EXPECT_EQ(test, mr_copy_held(&src->mr, src->mr.iova + 4000, n1,
+					   &c), 0);
+	KUNIT_EXPECT_EQ(test, mr_copy_held(dma, (u64)(uintptr_t)dbuf, n2, &c),
+			0);
+	KUNIT_EXPECT_EQ(test, mr_copy_held(&src->mr, src->mr.iova + 100, n3,
+					   &c), 0);
+	/* Held by their pieces; only the third is in the skb. */
+	KUNIT_EXPECT_EQ(test, refcount_read(&src->mr.users), 2);
+	KUNIT_EXPECT_EQ(test, refcount_read(&dma->users), 2);
+	KUNIT_EXPECT_EQ(test, pay[0], 0);
+	KUNIT_EXPECT_EQ(test, pay[n1 + n2 - 1], 0);
+	KUNIT_EXPECT_EQ(test, memcmp(pay + n1 + n2, want + n1 + n2, n3), 0);
+
+	memset(&c, 0, sizeof(c));
+	c.skb = skb;
+	c.off = hdr;
+	c.to_mr = true;
+	KUNIT_EXPECT_EQ(test, mr_copy_held(&dst->mr, dst->mr.iova + 10, 1000,
+					   &c), 0);
+	KUNIT_EXPECT_EQ(test, mr_copy_held(&dst->mr, dst->mr.iova + 1010,
+					   n - 1000, &c), 0);
+	sroce_mr_copy(&dst->mr, dst->mr.iova + 10, out, n, false, NULL);
+	KUNIT_EXPECT_EQ(test, memcmp(out, want, n), 0);
+
+	kfree_skb(skb);
+	KUNIT_EXPECT_EQ(test, refcount_read(&src->mr.users), 1);
+	KUNIT_EXPECT_EQ(test, refcount_read(&dma->users), 1);
+	KUNIT_EXPECT_EQ(test, refcount_read(&dst->mr.users), 1);
+	for (i = 0; i < 3; i++) {
+		__free_page(src->pg[i]);
+		__free_page(dst->pg[i]);
+	}
 }
 
 /* The three 8-byte atomics: value before, value after. */
@@ -425,6 +516,7 @@ static struct kunit_case mr_cases[] = {
 	KUNIT_CASE(mr_atomic_ops),
 	KUNIT_CASE(mr_copy_pages),
 	KUNIT_CASE(mr_copy_dma),
+	KUNIT_CASE(mr_copy_local),
 	KUNIT_CASE(mr_fast_reg),
 	KUNIT_CASE(mr_inv_waits),
 	KUNIT_CASE(mr_odp_present),
