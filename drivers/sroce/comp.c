@@ -517,7 +517,7 @@ out:
 	if (fail)
 		sroce_qp_error(qp);
 	else
-		sroce_qp_run(qp);
+		sroce_qp_run_req(qp);
 }
 
 /**

@@ -961,7 +961,7 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	if (irqs_off) {
 		sroce_qp_schedule(qp, 0);
 	} else {
-		sroce_qp_run(qp);
+		sroce_qp_run_req(qp);
 		local_bh_enable();
 	}
 	sroce_rq_err_kick(qp);

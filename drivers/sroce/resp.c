@@ -837,9 +837,12 @@ void sroce_resp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		break;
 	}
 	spin_unlock_bh(&qp->resp.lock);
-	if (fail)
+	if (fail) {
 		sroce_qp_error(qp);
-	sroce_qp_run(qp);
+		sroce_qp_run(qp);
+	} else {
+		sroce_qp_run_resp(qp);
+	}
 }
 
 /* Forget every queued job and message in progress. Caller holds resp.lock. */

@@ -1047,6 +1047,8 @@ int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 
 /* tx.c */
 void sroce_qp_run(struct sroce_qp *qp);
+void sroce_qp_run_req(struct sroce_qp *qp);
+void sroce_qp_run_resp(struct sroce_qp *qp);
 void sroce_tx_work(struct work_struct *w);
 
 /* mcast.c */

@@ -23,14 +23,19 @@
  * One pass over one of the QP's two send streams: the responder's (ACKs,
  * NAKs, READ responses) or the requester's. Return: -1 when the stream has
  * nothing more to send, else the delay in jiffies after which the worker
- * goes on: 0 when the budget is used up, 1 when the device dropped a
- * packet (the stream went back to it).
+ * goes on: 0 when the stream had more than the budget, 1 when the device
+ * dropped a packet (the stream went back to it).
  */
 static int sroce_tx_pass(struct sroce_qp *qp, bool resp)
 {
-	int budget;
+	int sent;
 
-	for (budget = SROCE_TX_BUDGET; budget > 0; budget--) {
+	/*
+	 * The packet after the budget is built and sent too: only then is
+	 * it known that there is more, and a 64-packet message (64 KiB at
+	 * IB MTU 1024) then ends its pass without a worker run for nothing.
+	 */
+	for (sent = 0; sent <= SROCE_TX_BUDGET; sent++) {
 		struct sk_buff *skb;
 		u32 psn;
 
@@ -99,6 +104,30 @@ void sroce_qp_run(struct sroce_qp *qp)
 {
 	sroce_tx_stream(qp, true);
 	sroce_tx_stream(qp, false);
+}
+
+/**
+ * sroce_qp_run_req() - send what the requester has to send
+ * @qp: the QP
+ *
+ * As sroce_qp_run(), for a context that gave work to the requester alone
+ * (a doorbell, an ACK that opened the window, a timer): looking at the
+ * other stream would cost its lock and flag operations for nothing.
+ */
+void sroce_qp_run_req(struct sroce_qp *qp)
+{
+	sroce_tx_stream(qp, false);
+}
+
+/**
+ * sroce_qp_run_resp() - send what the responder has to send
+ * @qp: the QP
+ *
+ * As sroce_qp_run_req(), for the responder (a request received).
+ */
+void sroce_qp_run_resp(struct sroce_qp *qp)
+{
+	sroce_tx_stream(qp, true);
 }
 
 /* The QP's worker (qp->tx_work): what a pass left, or a deferred kick. */
