@@ -782,7 +782,7 @@ enum hrtimer_restart sroce_req_timer(struct hrtimer *t)
 		sroce_comp_fail_head(qp);
 		return HRTIMER_NORESTART;
 	}
-	sroce_qp_run(qp);
+	sroce_qp_run_req(qp);
 
 	/*
 	 * What was just sent again is unacknowledged too. The transmit path
