@@ -7,19 +7,33 @@
 #   one  one guest, server and client on the same device (the client
 #        connects to the guest's own address, so RoCE loops back inside it)
 #   two  two guests, server on VM1, client on VM0
-# VM0 writes one line per run to $SROCE_OUT/bench.txt:
+# VM0 writes lines to $SROCE_OUT/bench.txt:
 #   TEST SIZE SETUP DRIVER METRIC VALUE
-# METRIC is bw_avg (MB/s as perftest prints it, MiB/s really), lat_typ and
-# lat_avg (usec). A run that failed gives "TEST SIZE SETUP DRIVER fail -",
-# never a number. When the first run fails the rest are not tried.
+# METRIC is bw_avg (MB/s as perftest prints it, MiB/s really) and msg_rate
+# (Mpps) of a bandwidth run; lat_typ, lat_avg, lat_p99 and lat_p999 (usec)
+# of a latency run; and for every perftest run the change of the device's
+# counters over the run, summed over the guests: retrans (sroce:
+# retransmits; rdma_rxe: completer_retry_err, which counts retries, not
+# packets), oos (sroce: rx_out_of_sequence; rdma_rxe: out_of_seq_request),
+# drops (sroce only: tx_drops and every rx_drop_*; rdma_rxe has no such
+# counter) and nic_drops (eth0's rx_dropped + tx_dropped). A run that
+# failed gives "TEST SIZE SETUP DRIVER fail -", never a number. When the
+# first run fails the rest are not tried.
+# Besides perftest's tools, a run's TOOL may be
+#   ib_*_bw-qN  that tool with -q N (N QPs)
+#   tcp_bw, udp_bw  qperf over TCP or UDP with SIZE-byte messages (a qperf
+#        server on VM1; in one guest on the guest itself, over loopback),
+#        bw_avg converted to MiB/s like perftest's (udp_bw: the receiver's)
+#   memcpy  tools/sroce-memcpy on VM0: memcpy(3) in SIZE-byte blocks, MiB/s
 # BENCH_SECS (default 5) is the length of a bandwidth run, BENCH_ITERS
 # (default 1000) the iterations of a latency run, BENCH_TIMEOUT (default
 # 60) the limit of any one run. BENCH_RUNS ("TOOL SIZE,TOOL SIZE,...")
-# replaces the runs above, BENCH_MTU sets eth0's MTU before the device is
-# created. BENCH_SHOW=1 (two guests; scripts/demo.sh) also shows, in
-# $SROCE_OUT/show.log of VM0, the device through rdma-core first, and
-# after the runs an rping whose client verifies every buffer and the
-# device's counters.
+# replaces the runs above; BENCH_SWEEP (same form) adds runs of
+# BENCH_SWEEP_SECS (default 2) seconds each. BENCH_MTU sets eth0's MTU
+# before the device is created. BENCH_SHOW=1 (two guests; scripts/demo.sh)
+# also shows, in $SROCE_OUT/show.log of VM0, the device through rdma-core
+# first, and after the runs an rping whose client verifies every buffer
+# and the device's counters.
 set -u
 here=$(dirname "$0")
 # shellcheck source=tests/guest/lib.sh
@@ -35,6 +49,12 @@ out=$SROCE_OUT/bench.txt
 : >"$out"
 
 IFS=, read -ra RUNS <<<"${BENCH_RUNS:-ib_write_bw 65536,ib_read_bw 65536,ib_send_bw 65536,ib_send_lat 2,ib_send_lat 64,ib_write_lat 2,ib_write_lat 64}"
+IFS=, read -ra SWEEP <<<"${BENCH_SWEEP:-}"
+SWEEP_SECS=${BENCH_SWEEP_SECS:-2}
+# Every run and its length (bandwidth runs).
+ALL=() ALL_SECS=()
+for r in "${RUNS[@]}"; do ALL+=("$r") ALL_SECS+=("$SECS"); done
+for r in "${SWEEP[@]}"; do ALL+=("$r") ALL_SECS+=("$SWEEP_SECS"); done
 SHOW=${BENCH_SHOW:-0}
 [ "$SETUP" = two ] || SHOW=0
 # show CMD...: run CMD, its command line and output in show.log (VM0).
@@ -52,30 +72,37 @@ parse() {
 	case $tool in
 	*_bw)
 		# #bytes #iterations BW peak BW average MsgRate
-		awk -v s="$size" '/#bytes/ { h = 1; next } h && $1 == s { print "bw_avg", $4; exit }' "$log" ;;
+		awk -v s="$size" '/#bytes/ { h = 1; next }
+			h && $1 == s { print "bw_avg", $4; print "msg_rate", $5; exit }' "$log" ;;
 	*_lat)
-		# #bytes #iterations t_min t_max t_typical t_avg ...
+		# #bytes #iterations t_min t_max t_typical t_avg t_stdev 99% 99.9%
 		# Only numbers: an uncalibrated clock prints inf.
 		awk -v s="$size" '/#bytes/ { h = 1; next }
 			h && $1 == s && $5 ~ /^[0-9.]+$/ && $6 ~ /^[0-9.]+$/ {
-				print "lat_typ", $5; print "lat_avg", $6 }
+				print "lat_typ", $5; print "lat_avg", $6
+				if ($8 ~ /^[0-9.]+$/) print "lat_p99", $8
+				if ($9 ~ /^[0-9.]+$/) print "lat_p999", $9 }
 			h && $1 == s { exit }' "$log" ;;
 	esac
 }
 
-# args TOOL SIZE: the perftest options of one run (same on both sides).
+# args TOOL SIZE SECS: the perftest options of one run (same on both
+# sides); TOOL may end in -qN.
 args() {
+	local q=''
+	case $1 in *-q[0-9]*) q="-q ${1##*-q}" ;; esac
 	case $1 in
-	*_bw) echo "-d $DEV -x $G4 -F -s $2 -D $SECS" ;;
+	*_bw*) echo "-d $DEV -x $G4 -F -s $2 -D $3 $q" ;;
 	*_lat) echo "-d $DEV -x $G4 -F -s $2 -n $ITERS" ;;
 	esac
 }
 
-# local_run TOOL SIZE LOG: server and client on this guest.
+# local_run TOOL SIZE SECS LOG: server and client on this guest.
 PORT=21000
 local_run() {
-	local tool=$1 size=$2 log=$3 pid rc a
-	read -ra a <<<"$(args "$tool" "$size")"
+	local tool=$1 size=$2 secs=$3 log=$4 pid rc a
+	read -ra a <<<"$(args "$tool" "$size" "$secs")"
+	tool=${tool%-q*}
 	PORT=$((PORT + 1))
 	timeout -k 3 $((LIMIT + 30)) "$tool" "${a[@]}" -p $PORT >"$log.server" 2>&1 &
 	pid=$!
@@ -92,6 +119,51 @@ local_run() {
 	return $rc
 }
 
+# snap FILE: the device's counters and eth0's drops, "NAME VALUE" a line.
+snap() {
+	local f
+	{
+		for f in /sys/class/infiniband/"$DEV"/ports/1/hw_counters/*; do
+			[ -r "$f" ] && echo "${f##*/} $(cat "$f")"
+		done
+		echo "eth_rx_dropped $(cat /sys/class/net/eth0/statistics/rx_dropped)"
+		echo "eth_tx_dropped $(cat /sys/class/net/eth0/statistics/tx_dropped)"
+	} >"$1" 2>/dev/null
+}
+
+# counters BEFORE AFTER [BEFORE AFTER]: the metrics of the counters' change
+# (summed over the guests), by the driver's own names.
+counters() {
+	awk -v drv="$DRIVER" 'FILENAME ~ /before/ { d[$1] -= $2; next }
+		{ d[$1] += $2 }
+		END {
+			if (drv == "sroce") {
+				print "retrans", d["retransmits"] + 0
+				print "oos", d["rx_out_of_sequence"] + 0
+				drops = d["tx_drops"]
+				for (k in d) if (k ~ /^rx_drop_/) drops += d[k]
+				print "drops", drops + 0
+			} else {
+				print "retrans", d["completer_retry_err"] + 0
+				print "oos", d["out_of_seq_request"] + 0
+			}
+			print "nic_drops", d["eth_rx_dropped"] + d["eth_tx_dropped"]
+		}' "$@"
+}
+
+# qperf_bw TEST SIZE SECS HOST LOG: one qperf run against the server on
+# HOST; prints "bw_avg MiB/s" (qperf's MB are 10^6 bytes).
+QPORT=19765
+qperf_bw() {
+	local test=$1 size=$2 secs=$3 host=$4 log=$5 key=bw
+	[ "$test" = udp_bw ] && key=recv_bw
+	timeout -k 3 "$LIMIT" qperf -lp "$QPORT" -to 30 -t "$secs" -m "$size" \
+		"$host" "$test" >"$log" 2>&1 || return 1
+	awk -v k="$key" '$1 == k && $2 == "=" {
+		f = $4 ~ /^GB/ ? 1e9 : $4 ~ /^MB/ ? 1e6 : $4 ~ /^KB/ ? 1e3 : 1
+		printf "bw_avg %.2f\n", $3 * f / 1048576; exit }' "$log" | grep .
+}
+
 # --- device ----------------------------------------------------------------
 ok=1
 if [ -n "${BENCH_MTU:-}" ]; then
@@ -103,6 +175,16 @@ else
 	echo "# $DRIVER: could not create the device" >&2
 	ok=0
 fi
+# A qperf server for the tcp_bw/udp_bw runs: on VM1, or on this guest alone.
+qpid=''
+if [[ ",${ALL[*]}" == *[,\ ][tu][cd]p_bw\ * ]] && { [ "$SETUP" = one ] || [ "$me" = 1 ]; }; then
+	qperf -lp "$QPORT" >"$SROCE_OUT/qperf-server.log" 2>&1 &
+	qpid=$!
+	pair_wait_listening "$QPORT" "$qpid" || {
+		echo "# qperf server not listening on $QPORT" >&2
+		ok=0
+	}
+fi
 if [ "$SETUP" = two ]; then
 	mkdir -p "$RDMA_SYNC"
 	echo $ok >"$RDMA_SYNC/setup.$me"
@@ -111,7 +193,8 @@ if [ "$SETUP" = two ]; then
 	[ "$(first_line "$RDMA_SYNC/setup.$RDMA_PEER")" = 1 ] || ok=0
 fi
 if [ $ok = 0 ]; then
-	for r in "${RUNS[@]}"; do record "$r $SETUP $DRIVER fail -"; done
+	for r in "${ALL[@]}"; do record "$r $SETUP $DRIVER fail -"; done
+	[ -z "$qpid" ] || kill "$qpid"
 	exit 1
 fi
 
@@ -123,42 +206,70 @@ if [ "$SHOW" = 1 ]; then
 fi
 
 # --- runs ------------------------------------------------------------------
-mkdir -p "$RDMA_LOGS"
+mkdir -p "$RDMA_LOGS" "$RDMA_SYNC"
 first=1 failed=0 anyfail=0
-for r in "${RUNS[@]}"; do
-	read -r tool size <<<"$r"
+for i in "${!ALL[@]}"; do
+	read -r tool size <<<"${ALL[$i]}"
+	secs=${ALL_SECS[$i]}
 	if [ $failed = 1 ]; then
 		record_fail "$tool" "$size"	# the first run failed: skip
 		continue
 	fi
 	name="$tool $size $SETUP $DRIVER"
-	# Again (up to 3 tries) when perftest on either side could not
-	# calibrate its cycle counter (TCG timing noise), judged from both
-	# sides' logs: it may still exit 0, with every latency "inf".
-	for try in 1 2 3; do
-		if [ "$SETUP" = one ]; then
-			log=$RDMA_LOGS/$tool-$size.$try.log
-			local_run "$tool" "$size" "$log"
-			rc=$?
-			logs=("$log" "$log.server")
-		else
-			read -ra a <<<"$(args "$tool" "$size")"
-			pair "$name" 1 "$LIMIT" "$tool" "${a[@]}" -p @PORT@ -- \
-				"$tool" "${a[@]}" -p @PORT@ "$PEER_V4"
-			rc=$(pair_client_rc)
-			id=$(printf '%03d' "$RDMA_SEQ")
-			barrier ran 120	# both logs are complete
-			logs=("$(dirname "$SROCE_SHARED")"/vm*/logs/"$id"-*.log)
-			log=$(ls "$RDMA_LOGS/$id"-*.client.log 2>/dev/null)
+	log=$RDMA_LOGS/$tool-$size.log
+	res='' rc=0
+	case $tool in
+	tcp_bw | udp_bw | memcpy)
+		# VM0 alone; VM1 (whose qperf server serves) waits for it.
+		if [ "$me" = 0 ]; then
+			if [ "$tool" = memcpy ]; then
+				res=$("$SROCE_TREE/tools/sroce-memcpy" "$size" "$secs" 2>"$log" |
+					awk '$1 == "MiB/s" { print "bw_avg", $2 }')
+			elif [ "$SETUP" = one ]; then
+				res=$(qperf_bw "$tool" "$size" "$secs" "$MY_V4" "$log")
+			else
+				res=$(qperf_bw "$tool" "$size" "$secs" "$PEER_V4" "$log")
+			fi
+			[ -n "$res" ] || rc=1
 		fi
-		if [ $try = 3 ] ||
-			! grep -qs 'Correlation coefficient r^2' "${logs[@]}"; then
-			break
+		[ "$SETUP" = one ] || barrier baseline $((LIMIT + 60))
+		;;
+	*)
+		# Again (up to 3 tries) when perftest on either side could not
+		# calibrate its cycle counter (TCG timing noise), judged from
+		# both sides' logs: it may still exit 0, with every latency
+		# "inf". The counters are read around all tries.
+		snap "$RDMA_SYNC/ctr.$i.before.$me"
+		for try in 1 2 3; do
+			if [ "$SETUP" = one ]; then
+				log=$RDMA_LOGS/$tool-$size.$try.log
+				local_run "$tool" "$size" "$secs" "$log"
+				rc=$?
+				logs=("$log" "$log.server")
+				snap "$RDMA_SYNC/ctr.$i.after.$me"
+			else
+				read -ra a <<<"$(args "$tool" "$size" "$secs")"
+				pair "$name" 1 "$LIMIT" "${tool%-q*}" "${a[@]}" -p @PORT@ -- \
+					"${tool%-q*}" "${a[@]}" -p @PORT@ "$PEER_V4"
+				rc=$(pair_client_rc)
+				id=$(printf '%03d' "$RDMA_SEQ")
+				snap "$RDMA_SYNC/ctr.$i.after.$me"
+				barrier ran 120	# both logs (and counters) are complete
+				logs=("$(dirname "$SROCE_SHARED")"/vm*/logs/"$id"-*.log)
+				log=$(ls "$RDMA_LOGS/$id"-*.client.log 2>/dev/null)
+			fi
+			if [ $try = 3 ] ||
+				! grep -qs 'Correlation coefficient r^2' "${logs[@]}"; then
+				break
+			fi
+			echo "# $name: perftest could not calibrate its clock (TCG timing); once more"
+		done
+		[ "$rc" != 0 ] || [ "$me" != 0 ] || res=$(parse "${tool%-q*}" "$size" "$log")
+		if [ -n "$res" ]; then
+			res+=$'\n'$(counters "$RDMA_SYNC/ctr.$i".{before,after}.*)
 		fi
-		echo "# $name: perftest could not calibrate its clock (TCG timing); once more"
-	done
-	res=''
-	[ "$rc" != 0 ] || [ "$me" != 0 ] || res=$(parse "$tool" "$size" "$log")
+		;;
+	esac
 	if [ "$me" = 0 ]; then
 		if [ -n "$res" ]; then
 			while read -r metric value; do
@@ -179,6 +290,7 @@ for r in "${RUNS[@]}"; do
 	[ "$rc" = 0 ] || [ $first = 0 ] || failed=1
 	first=0
 done
+[ -z "$qpid" ] || kill "$qpid"
 if [ "$SHOW" = 1 ]; then
 	# rdma_rxe's rping server can hang in its teardown after serving
 	# every ping (tests/guest/rc.sh); the client's verdict is the one
