@@ -2,13 +2,14 @@
 # SPDX-License-Identifier: GPL-2.0
 # sroce against rdma_rxe of the same kernel with perftest, in QEMU guests
 # (--kernel 6.1, 6.12 or 7.2: Debian 12's, Debian 13's or sid's, each
-# with its own userland):
-# ib_write_bw, ib_read_bw, ib_send_bw at 64 KiB, ib_send_lat and
-# ib_write_lat at 2 and 64 bytes; in one guest (client and server on the
-# same device) and between two guests; the drivers alternate run by run
-# (sroce, rxe, sroce, rxe, ...) for --rounds rounds. Each guest boot runs one
-# driver in one setup (tests/guest/perf.sh). The numbers go to
-# OUT/results.txt, the table to OUT/table.txt and stdout. A driver that
+# with its own userland), in one guest (client and server on the same
+# device) and between two guests. Each guest boot runs one driver in one
+# setup (tests/guest/perf.sh); the drivers take turns in ABBA order (round
+# 1 sroce then rxe, round 2 rxe then sroce, ...) for --rounds rounds. What
+# runs is chosen by --set (sets below). The numbers go to OUT/results.txt
+# (ROUND TEST SIZE SETUP DRIVER METRIC VALUE), the table
+# (scripts/bench-table.py) to OUT/table.txt and stdout, the host's
+# /proc/loadavg before and after each guest to OUT/load.txt. A driver that
 # cannot be loaded, or a run that fails, shows "fail", never a number.
 #
 # Under TCG these numbers compare the two drivers on this host at one time;
@@ -17,28 +18,50 @@ set -uo pipefail
 usage() {
 	cat >&2 <<'EOF'
 usage: bench.sh [--kernel 6.1|6.12|7.2] [--rounds N] [--drivers sroce,rxe]
-                [--setups one,two] [--out DIR] [--timeout SEC] [--mtu N]
+                [--setups one,two] [--set all|core,base,sweep,qps]
+                [--out DIR] [--timeout SEC] [--mtu N]
   --kernel   the guests' kernel (default 6.1); both drivers run on it
-  --rounds   rounds of every driver in every setup (default 2)
-  --drivers  which drivers, in the order they alternate (default sroce,rxe)
+  --rounds   rounds of every driver in every setup (default 5)
+  --drivers  which drivers, in round 1's order (default sroce,rxe)
   --setups   one: one VM, loopback; two: two VMs (default one,two)
+  --set      what runs (default $BENCH_SET, else all):
+             core   ib_write_bw, ib_read_bw, ib_send_bw at 64 KiB,
+                    ib_send_lat and ib_write_lat at 2 and 64 B (with their
+                    p99 and p99.9), in every setup
+             base   baselines in the same guests, every setup: qperf
+                    tcp_bw (64 KiB messages), udp_bw (65507 B, UDP's
+                    largest) and memcpy(3) in 64 KiB blocks
+                    (tools/sroce-memcpy)
+             sweep  ib_write_bw, ib_send_bw and qperf tcp_bw at 2 B, 8 B,
+                    ... 8 MiB (powers of 4 times 2), BENCH_SWEEP_SECS
+                    (default 2) s each, in setup two (else the first)
+             qps    ib_write_bw 64 KiB with -q 1, 2, 4, 8, in setup one
+                    (else the first)
   --out      results directory (default build/bench/KERNEL)
   --timeout  limit of one VM run, boot included (default 900)
   --mtu      the guests' netdev MTU (default: the link's, 1500)
   The guest reads BENCH_SECS (bandwidth run length, default 5), BENCH_ITERS
   (latency iterations, default 1000) and BENCH_TIMEOUT (limit of one
-  perftest run, default 60) from the environment of this script, and
-  BENCH_RUNS ("TOOL SIZE,TOOL SIZE,...": other runs than the ones above)
-  and BENCH_SHOW=1 (scripts/demo.sh: show the device, rping, counters).
-  The table also goes to OUT/table.svg as a chart (scripts/bench-plot.py).
+  run, default 60) from the environment of this script, and
+  BENCH_RUNS ("TOOL SIZE,TOOL SIZE,...": other core runs than the ones
+  above), BENCH_SWEEP_TOOLS and BENCH_SWEEP_SIZES (space-separated) and
+  BENCH_SHOW=1 (scripts/demo.sh: show the device, rping, counters).
+  Every perftest run also records the change of the device's retransmit
+  and drop counters (tests/guest/perf.sh).
+  The chart goes to OUT/table.svg (scripts/bench-plot.py): bandwidth by
+  message size when the sweep ran, else the table's bars.
+  Duration on 2 cores under TCG (6.1, estimated from shorter runs): the
+  default (5 rounds, every set, both setups: 20 guest boots, about 3 min
+  each in one guest, 4-5 min each between two) about 75 minutes, more on
+  a loaded host; --set core --rounds 1 about 7 minutes.
 EOF
 	exit 2
 }
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
 
-rounds=2 drivers=sroce,rxe setups=one,two out='' vm_timeout=900 kernel=6.1
-mtu=''
+rounds=5 drivers=sroce,rxe setups=one,two out='' vm_timeout=900 kernel=6.1
+mtu='' sets=${BENCH_SET:-all}
 while [ $# -gt 0 ]; do
 	[ $# -ge 2 ] || usage
 	case $1 in
@@ -46,6 +69,7 @@ while [ $# -gt 0 ]; do
 	--rounds) rounds=$2 ;;
 	--drivers) drivers=$2 ;;
 	--setups) setups=$2 ;;
+	--set) sets=$2 ;;
 	--out) out=$2 ;;
 	--timeout) vm_timeout=$2 ;;
 	--mtu) mtu=$2 ;;
@@ -63,23 +87,51 @@ for d in "${DRIVERS[@]}"; do [[ $d =~ ^(sroce|rxe)$ ]] || usage; done
 [ -z "$mtu" ] || [[ $mtu =~ ^[1-9][0-9]{2,4}$ ]] || usage
 : "${out:=$top/build/bench/$kernel}"
 for s in "${SETUPS[@]}"; do [[ $s =~ ^(one|two)$ ]] || usage; done
+[ "$sets" != all ] || sets=core,base,sweep,qps
+IFS=, read -ra SETS <<<"$sets"
+for s in "${SETS[@]}"; do [[ $s =~ ^(core|base|sweep|qps)$ ]] || usage; done
+has_set() { [[ ,$sets, == *,$1,* ]]; }
+
+# The runs of each setup. The core runs come first: when the first run
+# of a guest fails, it tries no other.
+CORE_CSV=${BENCH_RUNS:-ib_write_bw 65536,ib_read_bw 65536,ib_send_bw 65536,ib_send_lat 2,ib_send_lat 64,ib_write_lat 2,ib_write_lat 64}
+sweep_setup=${SETUPS[0]} qps_setup=${SETUPS[0]}
+[[ ,$setups, != *,two,* ]] || sweep_setup=two
+[[ ,$setups, != *,one,* ]] || qps_setup=one
+declare -A RUNS_OF SWEEP_OF
+for setup in "${SETUPS[@]}"; do
+	l=()
+	if has_set core; then l+=("$CORE_CSV"); fi
+	if has_set base; then l+=("tcp_bw 65536,udp_bw 65507,memcpy 65536"); fi
+	if has_set qps && [ "$setup" = "$qps_setup" ]; then
+		l+=("ib_write_bw-q1 65536,ib_write_bw-q2 65536,ib_write_bw-q4 65536,ib_write_bw-q8 65536")
+	fi
+	RUNS_OF[$setup]=$(IFS=,; echo "${l[*]}")
+	l=()
+	if has_set sweep && [ "$setup" = "$sweep_setup" ]; then
+		for t in ${BENCH_SWEEP_TOOLS:-ib_write_bw ib_send_bw tcp_bw}; do
+			for z in ${BENCH_SWEEP_SIZES:-2 8 32 128 512 2048 8192 32768 131072 524288 2097152 8388608}; do
+				# Not twice: a run the core has already.
+				[[ ,${RUNS_OF[$setup]}, == *,"$t $z",* ]] || l+=("$t $z")
+			done
+		done
+	fi
+	SWEEP_OF[$setup]=$(IFS=,; echo "${l[*]}")
+done
 
 # The guest side reads these; the kernel command line carries no
 # environment, so they go in as arguments of env(1).
-RUNS_CSV=${BENCH_RUNS:-ib_write_bw 65536,ib_read_bw 65536,ib_send_bw 65536,ib_send_lat 2,ib_send_lat 64,ib_write_lat 2,ib_write_lat 64}
 genv=(env "BENCH_SECS=${BENCH_SECS:-5}" "BENCH_ITERS=${BENCH_ITERS:-1000}"
-	"BENCH_TIMEOUT=${BENCH_TIMEOUT:-60}" "BENCH_RUNS=$RUNS_CSV"
+	"BENCH_TIMEOUT=${BENCH_TIMEOUT:-60}"
+	"BENCH_SWEEP_SECS=${BENCH_SWEEP_SECS:-2}"
 	"BENCH_SHOW=${BENCH_SHOW:-0}" "BENCH_MTU=$mtu")
 
 mkdir -p "$out"
 out=$(realpath "$out")
-results=$out/results.txt
+results=$out/results.txt load=$out/load.txt
 : >"$results"
+: >"$load"
 t0=$(date +%s)
-
-# The runs of tests/guest/perf.sh, to mark them all failed when a guest
-# left nothing.
-IFS=, read -ra RUNS <<<"$RUNS_CSV"
 
 built=1
 if [[ ,$drivers, == *,sroce,* ]]; then
@@ -89,14 +141,26 @@ if [[ ,$drivers, == *,sroce,* ]]; then
 		echo "bench: the sroce build failed (see $out/build.log); sroce will show fail"
 	}
 fi
+if has_set base; then
+	make -s -C "$top/tools" sroce-memcpy >>"$out/build.log" 2>&1 ||
+		echo "bench: tools/sroce-memcpy did not build (see $out/build.log)"
+fi
 
 for ((round = 1; round <= rounds; round++)); do
+	# ABBA: every other round takes the drivers in reverse order.
+	order=("${DRIVERS[@]}")
+	if ((round % 2 == 0)); then
+		order=()
+		for ((i = ${#DRIVERS[@]} - 1; i >= 0; i--)); do order+=("${DRIVERS[$i]}"); done
+	fi
 	for setup in "${SETUPS[@]}"; do
-		for drv in "${DRIVERS[@]}"; do
+		IFS=, read -ra RUNS <<<"${RUNS_OF[$setup]},${SWEEP_OF[$setup]}"
+		for drv in "${order[@]}"; do
 			dir=$out/r$round-$setup-$drv
 			vms=1
 			[ "$setup" = one ] || vms=2
 			s=$(date +%s)
+			echo "$round $setup $drv before $(cat /proc/loadavg)" >>"$load"
 			if [ "$drv" = sroce ] && [ $built = 0 ]; then
 				echo "bench: round $round, $setup, $drv: not built"
 				status='not built'
@@ -106,11 +170,15 @@ for ((round = 1; round <= rounds; round++)); do
 				"$here/vm-run.sh" --kernel "$kernel" --vms $vms \
 					--cpus $((3 - vms)) --out "$dir" \
 					--timeout "$vm_timeout" -- "${genv[@]}" \
+					"BENCH_RUNS=${RUNS_OF[$setup]}" \
+					"BENCH_SWEEP=${SWEEP_OF[$setup]}" \
 					"$top/tests/guest/perf.sh" "$drv" "$setup" >"$dir.log" 2>&1
 				status=$(tail -n1 "$dir.log")
 			fi
+			echo "$round $setup $drv after $(cat /proc/loadavg)" >>"$load"
 			echo "bench: round $round, $setup, $drv: $status ($(($(date +%s) - s)) s)"
 			for r in "${RUNS[@]}"; do
+				[ -n "$r" ] || continue
 				line=$(grep -s "^$r $setup $drv " "$dir/vm0/bench.txt")
 				if [ -n "$line" ]; then
 					while IFS= read -r l; do
@@ -125,51 +193,19 @@ for ((round = 1; round <= rounds; round++)); do
 done
 
 # --- the table ---------------------------------------------------------------
-# results.txt: ROUND TEST SIZE SETUP DRIVER METRIC|fail VALUE. A cell is the
-# mean over rounds of the bandwidth (bw_avg) or typical latency (lat_typ),
-# "fail" unless every round gave a number, "-" for a driver not run.
-awk -v rounds="$rounds" -v setups="$setups" '
-function cell(k) {
-	if (!(k in lines)) return "-"
-	if (fails[k] > 0 || n[k] != rounds) return "fail"
-	if (n[k] == 1) return sprintf("%.2f", sum[k])
-	return sprintf("%.2f (%.4g..%.4g)", sum[k] / n[k], lo[k], hi[k])
-}
-# The mean alone, for the ratio.
-function mean(k) { return sum[k] / n[k] }
 {
-	k = $2 SUBSEP $3 SUBSEP $4 SUBSEP $5
-	if (!(($2 SUBSEP $3) in seen)) { seen[$2 SUBSEP $3] = 1; order[++nt] = $2 SUBSEP $3 }
-	lines[k]++
-	if ($6 == "fail") fails[k]++
-	else if ($6 == "bw_avg" || $6 == "lat_typ") {
-		if (!(k in n) || $7 < lo[k]) lo[k] = $7
-		if (!(k in n) || $7 > hi[k]) hi[k] = $7
-		sum[k] += $7; n[k]++
-	}
-}
-END {
-	ns = split(setups, S, ",")
-	fmt = "%-12s %5s %-5s %24s %24s %6s  %s\n"
-	printf fmt, "test", "size", "setup", "sroce", "rxe", "ratio", ""
-	for (i = 1; i <= nt; i++) {
-		split(order[i], tz, SUBSEP)
-		lat = tz[1] ~ /_lat$/
-		for (j = 1; j <= ns; j++) {
-			a = cell(order[i] SUBSEP S[j] SUBSEP "sroce")
-			b = cell(order[i] SUBSEP S[j] SUBSEP "rxe")
-			r = "-"
-			ka = order[i] SUBSEP S[j] SUBSEP "sroce"
-			kb = order[i] SUBSEP S[j] SUBSEP "rxe"
-			if (a !~ /^(fail|-)$/ && b !~ /^(fail|-)$/ && mean(ka) > 0 && mean(kb) > 0)
-				r = sprintf("%.2f", lat ? mean(kb) / mean(ka) : mean(ka) / mean(kb))
-			printf fmt, tz[1], tz[2], S[j], a, b, r,
-				lat ? "usec t_typical; ratio rxe/sroce" : "MB/s average; ratio sroce/rxe"
-		}
-	}
-	print "ratio > 1: sroce is better (more bandwidth, less latency)"
-	printf "mean (min..max) of %d round(s); every number in results.txt\n", rounds
-}' "$results" | tee "$out/table.txt"
+	python3 "$here/bench-table.py" "$results" "$CORE_CSV"
+	# The host's load around the guests (2 cores; another user's work
+	# shows here): the 1-minute average, median (min..max).
+	for w in before after; do
+		awk -v w=$w '$4 == w { print $5 }' "$load" | sort -g |
+			awk -v w=$w '{ v[++n] = $1 }
+			END { if (n) printf "%s %.2f (%.2f..%.2f)", w,
+				n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2,
+				v[1], v[n] }'
+		echo
+	done | paste -sd' ' | sed "s|^|host load (1-min average, $(nproc) cores) around $(grep -c ' before ' "$load") guest runs: |; s|\$|; OUT/load.txt|"
+} | tee "$out/table.txt"
 python3 "$here/bench-plot.py" "$results" "$out/table.svg" \
 	"sroce / rdma_rxe on $kernel${mtu:+, MTU $mtu}" &&
 	echo "bench: chart in $out/table.svg"
