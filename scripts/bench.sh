@@ -155,6 +155,8 @@ for ((round = 1; round <= rounds; round++)); do
 	fi
 	for setup in "${SETUPS[@]}"; do
 		IFS=, read -ra RUNS <<<"${RUNS_OF[$setup]},${SWEEP_OF[$setup]}"
+		# Nothing of the chosen sets runs in this setup: no boot.
+		[ -n "${RUNS_OF[$setup]}${SWEEP_OF[$setup]}" ] || continue
 		for drv in "${order[@]}"; do
 			dir=$out/r$round-$setup-$drv
 			vms=1

@@ -28,12 +28,12 @@
 # BENCH_SECS (default 5) is the length of a bandwidth run, BENCH_ITERS
 # (default 1000) the iterations of a latency run, BENCH_TIMEOUT (default
 # 60) the limit of any one run. BENCH_RUNS ("TOOL SIZE,TOOL SIZE,...")
-# replaces the runs above; BENCH_SWEEP (same form) adds runs of
-# BENCH_SWEEP_SECS (default 2) seconds each. BENCH_MTU sets eth0's MTU
-# before the device is created. BENCH_SHOW=1 (two guests; scripts/demo.sh)
-# also shows, in $SROCE_OUT/show.log of VM0, the device through rdma-core
-# first, and after the runs an rping whose client verifies every buffer
-# and the device's counters.
+# replaces the runs above (set but empty: none of them); BENCH_SWEEP (same
+# form) adds runs of BENCH_SWEEP_SECS (default 2) seconds each. BENCH_MTU
+# sets eth0's MTU before the device is created. BENCH_SHOW=1 (two guests;
+# scripts/demo.sh) also shows, in $SROCE_OUT/show.log of VM0, the device
+# through rdma-core first, and after the runs an rping whose client
+# verifies every buffer and the device's counters.
 set -u
 here=$(dirname "$0")
 # shellcheck source=tests/guest/lib.sh
@@ -48,7 +48,7 @@ me=$SROCE_VM_INDEX
 out=$SROCE_OUT/bench.txt
 : >"$out"
 
-IFS=, read -ra RUNS <<<"${BENCH_RUNS:-ib_write_bw 65536,ib_read_bw 65536,ib_send_bw 65536,ib_send_lat 2,ib_send_lat 64,ib_write_lat 2,ib_write_lat 64}"
+IFS=, read -ra RUNS <<<"${BENCH_RUNS-ib_write_bw 65536,ib_read_bw 65536,ib_send_bw 65536,ib_send_lat 2,ib_send_lat 64,ib_write_lat 2,ib_write_lat 64}"
 IFS=, read -ra SWEEP <<<"${BENCH_SWEEP:-}"
 SWEEP_SECS=${BENCH_SWEEP_SECS:-2}
 # Every run and its length (bandwidth runs).
