@@ -77,9 +77,13 @@ while [ $# -gt 0 ]; do
 	esac
 	shift 2
 done
-for v in "$rounds" "$vm_timeout" "${BENCH_SECS:-5}" "${BENCH_ITERS:-1000}" "${BENCH_TIMEOUT:-60}"; do
+SWEEP_TOOLS=${BENCH_SWEEP_TOOLS:-ib_write_bw ib_send_bw tcp_bw}
+SWEEP_SIZES=${BENCH_SWEEP_SIZES:-2 8 32 128 512 2048 8192 32768 131072 524288 2097152 8388608}
+for v in "$rounds" "$vm_timeout" "${BENCH_SECS:-5}" "${BENCH_ITERS:-1000}" \
+	"${BENCH_TIMEOUT:-60}" "${BENCH_SWEEP_SECS:-2}" $SWEEP_SIZES; do
 	[[ $v =~ ^[1-9][0-9]*$ ]] || usage
 done
+for v in $SWEEP_TOOLS; do [[ $v =~ ^(ib_[a-z]+_bw|tcp_bw|udp_bw)$ ]] || usage; done
 IFS=, read -ra DRIVERS <<<"$drivers"
 IFS=, read -ra SETUPS <<<"$setups"
 for d in "${DRIVERS[@]}"; do [[ $d =~ ^(sroce|rxe)$ ]] || usage; done
@@ -98,7 +102,7 @@ CORE_CSV=${BENCH_RUNS:-ib_write_bw 65536,ib_read_bw 65536,ib_send_bw 65536,ib_se
 sweep_setup=${SETUPS[0]} qps_setup=${SETUPS[0]}
 [[ ,$setups, != *,two,* ]] || sweep_setup=two
 [[ ,$setups, != *,one,* ]] || qps_setup=one
-declare -A RUNS_OF SWEEP_OF
+declare -A RUNS_OF SWEEP_OF SWEEP_TOOLS_OF
 for setup in "${SETUPS[@]}"; do
 	l=()
 	if has_set core; then l+=("$CORE_CSV"); fi
@@ -107,10 +111,13 @@ for setup in "${SETUPS[@]}"; do
 		l+=("ib_write_bw-q1 65536,ib_write_bw-q2 65536,ib_write_bw-q4 65536,ib_write_bw-q8 65536")
 	fi
 	RUNS_OF[$setup]=$(IFS=,; echo "${l[*]}")
-	l=()
+	# The sweep, made by perf.sh from the tools and sizes alike (a list
+	# would make the guest's kernel command line too long).
+	l=() SWEEP_TOOLS_OF[$setup]=''
 	if has_set sweep && [ "$setup" = "$sweep_setup" ]; then
-		for t in ${BENCH_SWEEP_TOOLS:-ib_write_bw ib_send_bw tcp_bw}; do
-			for z in ${BENCH_SWEEP_SIZES:-2 8 32 128 512 2048 8192 32768 131072 524288 2097152 8388608}; do
+		SWEEP_TOOLS_OF[$setup]=$SWEEP_TOOLS
+		for t in $SWEEP_TOOLS; do
+			for z in $SWEEP_SIZES; do
 				# Not twice: a run the core has already.
 				[[ ,${RUNS_OF[$setup]}, == *,"$t $z",* ]] || l+=("$t $z")
 			done
@@ -123,7 +130,7 @@ done
 # environment, so they go in as arguments of env(1).
 genv=(env "BENCH_SECS=${BENCH_SECS:-5}" "BENCH_ITERS=${BENCH_ITERS:-1000}"
 	"BENCH_TIMEOUT=${BENCH_TIMEOUT:-60}"
-	"BENCH_SWEEP_SECS=${BENCH_SWEEP_SECS:-2}"
+	"BENCH_SWEEP_SECS=${BENCH_SWEEP_SECS:-2}" "BENCH_SWEEP_SIZES=$SWEEP_SIZES"
 	"BENCH_SHOW=${BENCH_SHOW:-0}" "BENCH_MTU=$mtu")
 
 mkdir -p "$out"
@@ -173,7 +180,7 @@ for ((round = 1; round <= rounds; round++)); do
 					--cpus $((3 - vms)) --out "$dir" \
 					--timeout "$vm_timeout" -- "${genv[@]}" \
 					"BENCH_RUNS=${RUNS_OF[$setup]}" \
-					"BENCH_SWEEP=${SWEEP_OF[$setup]}" \
+					"BENCH_SWEEP_TOOLS=${SWEEP_TOOLS_OF[$setup]}" \
 					"$top/tests/guest/perf.sh" "$drv" "$setup" >"$dir.log" 2>&1
 				status=$(tail -n1 "$dir.log")
 			fi

@@ -28,9 +28,10 @@
 # BENCH_SECS (default 5) is the length of a bandwidth run, BENCH_ITERS
 # (default 1000) the iterations of a latency run, BENCH_TIMEOUT (default
 # 60) the limit of any one run. BENCH_RUNS ("TOOL SIZE,TOOL SIZE,...")
-# replaces the runs above (set but empty: none of them); BENCH_SWEEP (same
-# form) adds runs of BENCH_SWEEP_SECS (default 2) seconds each. BENCH_MTU
-# sets eth0's MTU before the device is created. BENCH_SHOW=1 (two guests;
+# replaces the runs above (set but empty: none of them). The runs of
+# every tool in BENCH_SWEEP_TOOLS at every size in BENCH_SWEEP_SIZES (both
+# space-separated; none by default) follow, BENCH_SWEEP_SECS (default 2)
+# seconds each. BENCH_MTU sets eth0's MTU before the device is created. BENCH_SHOW=1 (two guests;
 # scripts/demo.sh) also shows, in $SROCE_OUT/show.log of VM0, the device
 # through rdma-core first, and after the runs an rping whose client
 # verifies every buffer and the device's counters.
@@ -49,7 +50,15 @@ out=$SROCE_OUT/bench.txt
 : >"$out"
 
 IFS=, read -ra RUNS <<<"${BENCH_RUNS-ib_write_bw 65536,ib_read_bw 65536,ib_send_bw 65536,ib_send_lat 2,ib_send_lat 64,ib_write_lat 2,ib_write_lat 64}"
-IFS=, read -ra SWEEP <<<"${BENCH_SWEEP:-}"
+# The sweep: every tool of BENCH_SWEEP_TOOLS at every size of
+# BENCH_SWEEP_SIZES, but for a run already in RUNS (scripts/bench.sh makes
+# the same list, to collect them).
+SWEEP=() runs_csv=,$(IFS=,; echo "${RUNS[*]}"),
+for t in ${BENCH_SWEEP_TOOLS:-}; do
+	for z in ${BENCH_SWEEP_SIZES:-}; do
+		[[ $runs_csv == *",$t $z,"* ]] || SWEEP+=("$t $z")
+	done
+done
 SWEEP_SECS=${BENCH_SWEEP_SECS:-2}
 # Every run and its length (bandwidth runs).
 ALL=() ALL_SECS=()
