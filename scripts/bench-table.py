@@ -203,9 +203,11 @@ def main():
             ctr.append('%-15s %7s %-5s  sroce: %s | rxe: %s'
                        % (k + tuple(row)))
     out.append('counters over the runs (sum of the rounds; retrans: sroce '
-               'retransmits, rxe completer_retry_err (retries);')
-    out.append('  oos: out-of-sequence packets received; drops: sroce '
-               'tx_drops + rx_drop_*; nic: eth0 drops)')
+               'packets sent again (retransmits),')
+    out.append('  rxe retries, each resending from the first unacked PSN '
+               '(completer_retry_err); oos: out-of-sequence')
+    out.append('  packets received; drops: sroce tx_drops + rx_drop_*; '
+               'nic: eth0 drops)')
     out.extend(ctr or ['  none moved in any run'])
     out.append('  totals: ' + ' | '.join(
         '%s: %s' % (d, ' '.join('%s %d' % (COUNTERS[i][1], tot[d][i])
