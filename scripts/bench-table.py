@@ -28,14 +28,15 @@ def median(v):
     return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
 
 
-def num(x):
-    return '%.4g' % x if abs(x) < 1e5 else '%.0f' % x
+def num(x, digits=4):
+    return '%.*g' % (digits, x) if abs(x) < 1e5 else '%.0f' % x
 
 
-def spread(v):
+def spread(v, digits=4):
     if len(v) == 1:
-        return num(v[0])
-    return '%s (%s..%s)' % (num(median(v)), num(min(v)), num(max(v)))
+        return num(v[0], digits)
+    return '%s (%s..%s)' % (num(median(v), digits), num(min(v), digits),
+                            num(max(v), digits))
 
 
 class Results:
@@ -66,11 +67,11 @@ class Results:
             return None
         return {r: m[metric] for r, m in cell.items()}
 
-    def cell(self, key, drv, metric):
+    def cell(self, key, drv, metric, scale=1):
         v = self.values(key, drv, metric)
         if v is None:
             return 'fail'
-        return spread(list(v.values())) if v else '-'
+        return spread([x * scale for x in v.values()]) if v else '-'
 
     def median(self, key, drv, metric):
         v = self.values(key, drv, metric)
@@ -83,7 +84,7 @@ class Results:
             return '-'
         r = [(b[k] / a[k] if lat else a[k] / b[k])
              for k in a if k in b and a[k] > 0 and b[k] > 0]
-        return spread(r) if r else '-'
+        return spread(r, 3) if r else '-'
 
 
 def table(res, keys, title, out):
@@ -103,10 +104,12 @@ def table(res, keys, title, out):
         out.append(fmt % (test, size, setup, res.cell(key, 'sroce', metric),
                           res.cell(key, 'rxe', metric), ratio, unit))
         if not lat and test not in BASELINES and int(size) <= 8192:
-            out.append(fmt % ('', '', '', res.cell(key, 'sroce', 'msg_rate'),
-                              res.cell(key, 'rxe', 'msg_rate'),
+            # perftest's Mpps, in thousands of messages a second
+            out.append(fmt % ('', '', '',
+                              res.cell(key, 'sroce', 'msg_rate', 1000),
+                              res.cell(key, 'rxe', 'msg_rate', 1000),
                               res.ratio(key, 'msg_rate', False),
-                              'Mpps (message rate)'))
+                              '1000 messages/s (message rate)'))
     out.append('')
 
 

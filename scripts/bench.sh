@@ -52,7 +52,7 @@ usage: bench.sh [--kernel 6.1|6.12|7.2] [--rounds N] [--drivers sroce,rxe]
   message size when the sweep ran, else the table's bars.
   Duration on 2 cores under TCG (6.1, estimated from shorter runs): the
   default (5 rounds, every set, both setups: 20 guest boots, about 3 min
-  each in one guest, 4-5 min each between two) about 75 minutes, more on
+  each in one guest, about 5 between two) about 80 minutes, more on
   a loaded host; --set core --rounds 1 about 7 minutes.
 EOF
 	exit 2
