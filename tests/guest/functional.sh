@@ -242,7 +242,7 @@ from pyverbs.device import Context
 from pyverbs.pd import PD
 from pyverbs.cq import CQ
 from pyverbs.qp import QP, QPInitAttr, QPCap
-import sroce_enums as e
+from sroce_lib import e
 c = Context(name='sroce0')
 pd = PD(c)
 cq = CQ(c, 8)

@@ -9,8 +9,7 @@ from pyverbs.device import Context
 from pyverbs.pd import PD
 from pyverbs.pyverbs_error import PyverbsError
 
-import tap
-from tap import check
+from sroce_lib import check, status
 
 
 def main(dev):
@@ -45,8 +44,8 @@ def main(dev):
         a.close()
     pd.close()
     ctx.close()
-    return tap.failed
+    return status()
 
 
 if __name__ == '__main__':
-    sys.exit(1 if main(sys.argv[1]) else 0)
+    sys.exit(main(sys.argv[1]))

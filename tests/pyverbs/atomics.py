@@ -19,12 +19,10 @@ import sys
 
 from pyverbs.pyverbs_error import PyverbsError, PyverbsRDMAError
 from pyverbs.wr import SendWR
-import sroce_enums as e
+from sroce_lib import (ExSide, LW, PAGE, Pair, RR, RW, Region, SIG, ST, Side,
+                       after_error, case, check, cleanup, connect, e, expect,
+                       filled_mr, post_recv, sge, start, wc_str)
 
-from tap import check
-from rc_errors import (start, LW, RW, RR, SIG, PAGE, ST, ExSide, Pair, Region,
-                       Side, after_error, case, cleanup, connect, expect,
-                       filled_mr, post_recv, sge, wc_str)
 
 RA = e.IBV_ACCESS_REMOTE_ATOMIC
 ALL = LW | RW | RR | RA

@@ -14,17 +14,14 @@ with the right is refused.
 usage: flush.py DEV --ip A.B.C.D
 """
 import errno
-import sys
 
 from pyverbs.mr import MR
-from pyverbs.pyverbs_error import PyverbsError, PyverbsRDMAError
+from pyverbs.pyverbs_error import PyverbsRDMAError
 from pyverbs.qp import QPEx
 from pyverbs.wr import SGE
-import sroce_enums as e
+from sroce_lib import (ExSide, LW, PAGE, RR, RW, Region, SIG, case, check,
+                       comment, connect, e, expect, run, start, wc_str)
 
-from tap import check
-from rc_errors import (comment, start, LW, RW, RR, SIG, PAGE, ExSide, Region,
-                       case, connect, expect, wc_str)
 
 DEVICE_FLUSH_GLOBAL = 1 << 38
 DEVICE_FLUSH_PERSISTENT = 1 << 39
@@ -166,8 +163,4 @@ def main():
 
 
 if __name__ == '__main__':
-    try:
-        sys.exit(main())
-    except PyverbsError as x:
-        check(False, 'flush.py ran to the end', x)
-        sys.exit(1)
+    run(main, 'flush.py')

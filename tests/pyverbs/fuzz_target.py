@@ -36,7 +36,6 @@ import sys
 import threading
 import time
 
-import sroce_enums as e
 from pyverbs.addr import AH, AHAttr, GID, GlobalRoute
 from pyverbs.cq import CQ
 from pyverbs.pyverbs_error import PyverbsRDMAError
@@ -44,12 +43,11 @@ from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
 from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
 from pyverbs.wr import RecvWR, SendWR
 
-import tap
-from tap import check
-from rc_errors import (LW, RW, RR, QPS, ST, Counters, Env, Region, Side,
-                       comment, connect, gid_of, init_attr, INIT_MASK,
-                       mk_send, pattern, poll, post_recv, post_send,
-                       rtr_attr, RTR_MASK)
+from sroce_lib import (Counters, Env, INIT_MASK, LW, QPS, RR, RTR_MASK, RW,
+                       Region, ST, Side, check, comment, connect, dev_args, e,
+                       gid_of, init_attr, mk_send, pattern, poll, post_recv,
+                       post_send, role_parsers, rtr_attr, status)
+
 
 AT = 8			# IBV_ACCESS_REMOTE_ATOMIC
 ALL = LW | RW | RR | AT
@@ -121,7 +119,7 @@ def peer_main(a):
     check(st == e.IBV_QPS_RTS, 'peer: the live QP is still in RTS',
           QPS.get(st, st))
     side.close()
-    return 1 if tap.failed else 0
+    return status()
 
 
 # --- the target guest -----------------------------------------------------
@@ -557,24 +555,18 @@ def target_main(a):
             'back in ERR half way)' % (fq.completions, live.rounds,
                                       fq.recycled, fq.refused))
     publish(os.path.join(a.sync, 'fuzz-target.finished'), '')
-    return 1 if tap.failed else 0
+    return status()
 
 
 def main():
-    import argparse	# pylint: disable=import-outside-toplevel
-    ap = argparse.ArgumentParser()
-    sub = ap.add_subparsers(dest='role', required=True)
-    t = sub.add_parser('target')
-    t.add_argument('dev')
-    t.add_argument('--ip', required=True)
+    ap, (t, p) = role_parsers('target', 'peer')
+    dev_args(t)
     t.add_argument('--ip6', help='count the IPv6 frames to this address too')
     t.add_argument('--peer', required=True)
     t.add_argument('--sync', required=True)
     t.add_argument('--counter', required=True)
     t.add_argument('--timeout', type=int, default=3000)
-    p = sub.add_parser('peer')
-    p.add_argument('dev')
-    p.add_argument('--ip', required=True)
+    dev_args(p)
     p.add_argument('--sync', required=True)
     a = ap.parse_args()
     return target_main(a) if a.role == 'target' else peer_main(a)

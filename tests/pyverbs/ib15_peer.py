@@ -23,19 +23,16 @@ IBTA defines: the WRITE and the ATOMIC WRITE must still complete, and the
 FLUSH must end in RETRY_EXC_ERR, unanswered. (sroce accepts rdma_rxe's
 form, so the other way round everything must work.)
 """
-import argparse
 import json
 import socket
-import sys
 import time
 
 from pyverbs.pyverbs_error import PyverbsError
-import sroce_enums as e
+import sroce_lib
+from sroce_lib import (Env, ExSide, LW, PAGE, RR, RW, Region, SIG, Side,
+                       check, connect, e, expect, gid_of, parse_args, run,
+                       wc_str)
 
-import tap
-from tap import check
-from rc_errors import (Env, ExSide, Side, Region, LW, RW, RR, PAGE, SIG,
-                       connect, expect, gid_of, wc_str)
 
 FG = 1 << 8			# IBV_ACCESS_FLUSH_GLOBAL
 DEVICE_FLUSH_GLOBAL = 1 << 38
@@ -157,20 +154,16 @@ def finish_initiator(conn, f, a, src, t):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument('role', choices=('target', 'initiator'))
-    ap.add_argument('dev')
-    ap.add_argument('--ip', required=True)
-    ap.add_argument('--peer')
-    ap.add_argument('--port', type=int, required=True)
-    ap.add_argument('--target-drops-flush', action='store_true')
-    args = ap.parse_args()
+    args = parse_args(('--peer', {}),
+                      ('--port', {'type': int, 'required': True}),
+                      ('--target-drops-flush', {'action': 'store_true'}),
+                      roles=('target', 'initiator'))
     env = Env(args.dev, args.ip)
     check(env.gid_index is not None, 'IPv4 RoCE v2 GID %s found' % env.gid)
     caps = env.ctx.query_device_ex().device_cap_flags_ex
     check(caps & DEVICE_FLUSH_GLOBAL, '%s offers global FLUSH' % args.dev,
           hex(caps))
-    if tap.failed:
+    if sroce_lib.failed:
         return 1
     t0 = time.monotonic()
     if args.role == 'target':
@@ -181,8 +174,5 @@ def main():
 
 
 if __name__ == '__main__':
-    try:
-        sys.exit(main())
-    except (PyverbsError, OSError, EOFError, ValueError) as x:
-        check(False, 'ib15_peer.py ran to the end', x)
-        sys.exit(1)
+    run(main, 'ib15_peer.py',
+        errors=(PyverbsError, OSError, EOFError, ValueError))

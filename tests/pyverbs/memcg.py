@@ -22,13 +22,11 @@ from pyverbs.cq import CQ
 from pyverbs.device import Context
 from pyverbs.mr import MR
 from pyverbs.pd import PD
-from pyverbs.pyverbs_error import PyverbsError, PyverbsRDMAError
+from pyverbs.pyverbs_error import PyverbsError
 from pyverbs.qp import QP, QPCap, QPInitAttr
 from pyverbs.srq import SRQ, SrqInitAttr, SrqAttr
-import sroce_enums as e
+from sroce_lib import check, e, run, status
 
-import tap
-from tap import check
 
 ROOT = '/sys/fs/cgroup'
 CG = ROOT + '/sroce-memcg'
@@ -221,13 +219,10 @@ def main(dev):
     for o in (cq, pd, ctx):
         o.close()
     teardown_cgroup()
-    return 1 if tap.failed else 0
+    return status()
 
 
 if __name__ == '__main__':
-    try:
-        sys.exit(main(sys.argv[1]))
-    except (PyverbsError, OSError, AttributeError, ValueError) as x:
-        check(False, 'memcg.py ran to the end', '%s: %s' %
-              (type(x).__name__, x))
-        sys.exit(1)
+    run(main, 'memcg.py', sys.argv[1],
+        errors=(PyverbsError, OSError, AttributeError, ValueError),
+        detail=lambda x: '%s: %s' % (type(x).__name__, x))

@@ -9,17 +9,15 @@ import mmap
 import sys
 
 from pyverbs.device import Context
-from sroce_enums import (IBV_ACCESS_LOCAL_WRITE, IBV_ACCESS_REMOTE_ATOMIC,
-                           IBV_ACCESS_REMOTE_READ, IBV_ACCESS_REMOTE_WRITE)
 from pyverbs.mr import MR
 from pyverbs.pd import PD
 from pyverbs.pyverbs_error import PyverbsRDMAError
 
-import tap
-from tap import check, expect_errno
+from sroce_lib import check, e, expect_errno, status, up_to_limit
 
-LW, RW, RR, RA = (IBV_ACCESS_LOCAL_WRITE, IBV_ACCESS_REMOTE_WRITE,
-                  IBV_ACCESS_REMOTE_READ, IBV_ACCESS_REMOTE_ATOMIC)
+
+LW, RW, RR, RA = (e.IBV_ACCESS_LOCAL_WRITE, e.IBV_ACCESS_REMOTE_WRITE,
+                  e.IBV_ACCESS_REMOTE_READ, e.IBV_ACCESS_REMOTE_ATOMIC)
 
 
 def main(dev, full_limits):
@@ -72,26 +70,13 @@ def main(dev, full_limits):
         check(False, 'zero-length MR registers', 'errno %d' % e.error_code)
 
     if full_limits:
-        mrs = []
         # Each kernel PD without a local DMA lkey holds one DMA MR.
         kmr = int(os.environ.get('SROCE_KERNEL_PD', '0'))
-        try:
-            for _ in range(attr.max_mr - kmr):
-                mrs.append(MR(pd, 8, LW))
-        except PyverbsRDMAError as e:
-            check(False, '%d MRs allocated' % (attr.max_mr - kmr),
-                  'failed at %d: errno %d' % (len(mrs), e.error_code))
-        else:
-            check(True, '%d MRs allocated (+%d of the kernel)' %
-                  (attr.max_mr - kmr, kmr))
-            expect_errno(lambda: MR(pd, 8, LW), errno.ENOMEM,
-                         'MR above max_mr refused with ENOMEM')
-        for m in mrs:
-            m.close()
+        up_to_limit(lambda: MR(pd, 8, LW), attr.max_mr, kmr, 'MR', 'max_mr')
     pd.close()
     ctx.close()
-    return tap.failed
+    return status()
 
 
 if __name__ == '__main__':
-    sys.exit(1 if main(sys.argv[1], '--full' in sys.argv) else 0)
+    sys.exit(main(sys.argv[1], '--full' in sys.argv))

@@ -28,13 +28,11 @@ from pyverbs.mr import MW, MWBind, MWBindInfo
 from pyverbs.pd import PD
 from pyverbs.pyverbs_error import PyverbsRDMAError
 from pyverbs.wr import SGE, SendWR
-import sroce_enums as e
+from sroce_lib import closeall as lib_closeall
+from sroce_lib import (LW, PAGE, Pair, RR, RW, Region, SIG, UCSide, case,
+                       check, comment, e, expect, filled_mr, mk_send,
+                       post_recv, sge, start, state_check, uc_connect, wc_str)
 
-from tap import check
-from rc_errors import (start, LW, RW, RR, SIG, PAGE, Pair, Region, case,
-                       comment, expect, filled_mr, mk_send, post_recv, sge,
-                       state_check, wc_str)
-from uc import UCSide, uc_connect
 
 RA = e.IBV_ACCESS_REMOTE_ATOMIC
 BIND = e.IBV_ACCESS_MW_BIND
@@ -83,12 +81,19 @@ def target(env, seed):
     return Region(env, 4 * PAGE, LW | BIND, seed=seed)
 
 
+def fixture(env, seed):
+    """A pair whose responder grants every right, a target (seed) and a
+    local page filled with a pattern (seed + 1)."""
+    p = Pair(env, b_conn={'access': ALL_QP})
+    tgt = target(env, seed)
+    la, _ = filled_mr(env, PAGE, LW, seed + 1)
+    return p, tgt, la
+
+
 def closeall(*objs):
-    for o in objs:
-        try:
-            o.close()
-        except PyverbsRDMAError:
-            pass
+    """Close each of objs in turn; a failed destroy (an RDMA error) is
+    passed over."""
+    lib_closeall(*objs, ignore=PyverbsRDMAError)
 
 
 @case
@@ -104,9 +109,7 @@ def caps(env):
 @case
 def type1(env):
     t = 'M1 type 1'
-    p = Pair(env, b_conn={'access': ALL_QP})
-    tgt = target(env, 31)
-    la, _ = filled_mr(env, PAGE, LW, 32)
+    p, tgt, la = fixture(env, 31)
     mw = MW(env.pd, T1)
     old = mw.rkey
     check(old >> 8 != tgt.mr.rkey >> 8 and old >> 8 >= 0x800000,
@@ -153,17 +156,13 @@ def type1(env):
     rdma(p.a, 0xa5, e.IBV_WR_RDMA_WRITE, la, 0, 64, mw.rkey, tgt.addr(8))
     expect(t + ': WRITE after unbind: REM_ACCESS_ERR', p.a.scq, [(0xa5, RAE)])
     check(tgt.map[:] == snap, t + ': memory untouched after unbind')
-    closeall(mw)
-    p.close()
-    closeall(tgt.mr, la)
+    closeall(mw, p, tgt.mr, la)
 
 
 @case
 def type2(env):
     t = 'M2 type 2'
-    p = Pair(env, b_conn={'access': ALL_QP})
-    tgt = target(env, 41)
-    la, _ = filled_mr(env, PAGE, LW, 42)
+    p, tgt, la = fixture(env, 41)
     rv, _ = filled_mr(env, PAGE, LW, 43)
     mw = MW(env.pd, T2)
     # LOCAL_WRITE means nothing for a window; rdma-core's tests pass it.
@@ -195,8 +194,7 @@ def type2(env):
     expect(t + ': WRITE after SEND_WITH_INV: REM_ACCESS_ERR', p.a.scq,
            [(0xa4, RAE)])
     check(tgt.map[:] == snap, t + ': memory untouched')
-    closeall(mw)
-    p.close()
+    closeall(mw, p)
 
     # Local invalidation, then a bind again (the stale key in the ibv_mw).
     p = Pair(env, b_conn={'access': ALL_QP})
@@ -232,9 +230,7 @@ def type2(env):
     except PyverbsRDMAError as x:
         check(False, t + ': dereg after the invalidation succeeds',
               'errno %d' % x.error_code)
-    closeall(mw)
-    p.close()
-    closeall(la, rv)
+    closeall(mw, p, la, rv)
 
 
 def refused(env, t, mw_type, access, rkey_of, raddr_of, opcode, length=64,
@@ -244,9 +240,7 @@ def refused(env, t, mw_type, access, rkey_of, raddr_of, opcode, length=64,
     bound at [PAGE, 3 * PAGE) with access; after(p, mw, rkey) runs between
     the bind and the access; with other_qp the access comes over another
     pair of the same PD."""
-    p = Pair(env, b_conn={'access': ALL_QP})
-    tgt = target(env, 51)
-    la, _ = filled_mr(env, PAGE, LW, 52)
+    p, tgt, la = fixture(env, 51)
     mw = MW(env.pd, mw_type)
     old = mw.rkey
     if mw_type == T1:
@@ -268,8 +262,7 @@ def refused(env, t, mw_type, access, rkey_of, raddr_of, opcode, length=64,
     expect(t + ': REM_ACCESS_ERR', q.a.scq, [(0xa1, RAE)])
     state_check(t + ': requester QP in ERR', q.a, e.IBV_QPS_ERR)
     check(tgt.map[:] == snap, t + ': target memory untouched', tgt.diff())
-    closeall(mw)
-    p.close()
+    closeall(mw, p)
     if other_qp:
         q.close()
     closeall(tgt.mr, la)
@@ -341,9 +334,7 @@ def bind_refused(env, t, mw_type, mr_access, addr_of, length, access,
     if want:
         expect(t + ': MW_BIND_ERR', p.b.scq, want)
         state_check(t + ': binding QP in ERR', p.b, e.IBV_QPS_ERR)
-    closeall(mw)
-    p.close()
-    closeall(tgt.mr)
+    closeall(mw, p, tgt.mr)
     if pd2:
         closeall(pd2)
 
@@ -376,9 +367,7 @@ def bind_errors(env):
 @case
 def inv_errors(env):
     t = 'M5 LOCAL_INV of a type 1 window'
-    p = Pair(env, b_conn={'access': ALL_QP})
-    tgt = target(env, 71)
-    la, _ = filled_mr(env, PAGE, LW, 72)
+    p, tgt, la = fixture(env, 71)
     mw = MW(env.pd, T1)
     bind1(p.b, mw, tgt.mr, tgt.addr(0), PAGE, RW, 0xb0)
     expect(t + ': bind', p.b.scq, [(0xb0, OK)])
@@ -386,8 +375,7 @@ def inv_errors(env):
     wr.imm_data = mw.rkey
     p.b.qp.post_send(wr)
     expect(t + ': LOC_PROT_ERR', p.b.scq, [(0xb1, e.IBV_WC_LOC_PROT_ERR)])
-    closeall(mw)
-    p.close()
+    closeall(mw, p)
 
     t = 'M5 SEND_WITH_INV of a type 1 window'
     p = Pair(env, b_conn={'access': ALL_QP})
@@ -402,8 +390,7 @@ def inv_errors(env):
            [(0xa1, e.IBV_WC_REM_INV_REQ_ERR)])
     expect(t + ': responder\'s receive gets REM_INV_REQ_ERR', p.b.rcq,
            [(0xb1, e.IBV_WC_REM_INV_REQ_ERR)])
-    closeall(mw)
-    p.close()
+    closeall(mw, p)
 
     t = 'M5 SEND_WITH_INV over a QP a type 2 window is not bound to'
     p = Pair(env, b_conn={'access': ALL_QP})
@@ -420,8 +407,7 @@ def inv_errors(env):
     rdma(p.a, 0xa2, e.IBV_WR_RDMA_WRITE, la, 0, 16, rkey, tgt.addr(0))
     expect(t + ': the window still works over its own QP', p.a.scq,
            [(0xa2, OK)])
-    closeall(mw)
-    p.close()
+    closeall(mw, p)
     q.close()
 
     t = 'M5 a window\'s rkey used as an lkey'
@@ -433,9 +419,7 @@ def inv_errors(env):
     p.a.qp.post_send(mk_send(0xa1, e.IBV_WR_SEND, [SGE(tgt.addr(0), 16,
                                                         rkey)]))
     expect(t + ': LOC_PROT_ERR', p.a.scq, [(0xa1, e.IBV_WC_LOC_PROT_ERR)])
-    closeall(mw)
-    p.close()
-    closeall(tgt.mr, la)
+    closeall(mw, p, tgt.mr, la)
 
 
 @case
@@ -457,10 +441,7 @@ def uc_bind(env):
         time.sleep(0.01)
     check(tgt.map[PAGE:PAGE + 2000] == la.read(2000, 0),
           t + ': the bytes landed')
-    closeall(mw)
-    a.close()
-    b.close()
-    closeall(tgt.mr, la)
+    closeall(mw, a, b, tgt.mr, la)
 
 
 @case
@@ -483,9 +464,7 @@ def qp_destroyed(env):
     check(tgt.map[0:32] == la.read(32, 0), t + ': the bytes landed')
     # pyverbs derives both keys from the ibv_mw's (unchanged) key.
     comment('%s: keys %#x then %#x' % (t, rkey, rkey2))
-    closeall(mw)
-    q.close()
-    closeall(tgt.mr, la)
+    closeall(mw, q, tgt.mr, la)
 
 
 def die(env):

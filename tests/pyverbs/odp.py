@@ -22,18 +22,15 @@ each side misses and faults in:
 usage: odp.py DEV --ip A.B.C.D
 """
 import ctypes
-import sys
 import threading
 import time
 
 from pyverbs.mr import MR
-from pyverbs.pyverbs_error import PyverbsError, PyverbsRDMAError
-import sroce_enums as e
+from pyverbs.pyverbs_error import PyverbsRDMAError
+from sroce_lib import (Counters, LW, PAGE, Pair, RR, RW, Region, case, check,
+                       e, expect, mk_send, pattern, poll, post_recv,
+                       post_send, run, start, wc_str)
 
-from tap import check
-from rc_errors import (start, LW, RW, RR, PAGE, Counters, Pair, Region, case,
-                       expect, mk_send, pattern, poll, post_recv, post_send,
-                       wc_str)
 
 ODP = 1 << 6			# IBV_ACCESS_ON_DEMAND
 RA = e.IBV_ACCESS_REMOTE_ATOMIC
@@ -277,8 +274,4 @@ def main():
 
 
 if __name__ == '__main__':
-    try:
-        sys.exit(main())
-    except PyverbsError as x:
-        check(False, 'odp.py ran to the end', x)
-        sys.exit(1)
+    run(main, 'odp.py')

@@ -18,8 +18,7 @@ from pyverbs.device import Context
 from pyverbs.pd import PD
 from pyverbs.pyverbs_error import PyverbsRDMAError
 
-import tap
-from tap import check, expect_errno
+from sroce_lib import check, expect_errno, status, up_to_limit
 
 CONTEXTS = 600
 
@@ -92,20 +91,7 @@ def main(dev, full_limits):
     p.close()
 
     if full_limits:
-        cqs = []
-        try:
-            for _ in range(attr.max_cq - kcq):
-                cqs.append(CQ(ctx, 1))
-        except PyverbsRDMAError as e:
-            check(False, '%d CQs allocated' % (attr.max_cq - kcq),
-                  'failed at %d: errno %d' % (len(cqs), e.error_code))
-        else:
-            check(True, '%d CQs allocated (+%d of the kernel)' %
-                  (attr.max_cq - kcq, kcq))
-            expect_errno(lambda: CQ(ctx, 1), errno.ENOMEM,
-                         'CQ above max_cq refused with ENOMEM')
-        for c in cqs:
-            c.close()
+        up_to_limit(lambda: CQ(ctx, 1), attr.max_cq, kcq, 'CQ', 'max_cq')
     ctx.close()
 
     # No device-wide cap on user contexts (rdma_rxe's 512 let one user
@@ -128,8 +114,8 @@ def main(dev, full_limits):
               CONTEXTS)
     for c in ctxs:
         c.close()
-    return tap.failed
+    return status()
 
 
 if __name__ == '__main__':
-    sys.exit(1 if main(sys.argv[1], '--full' in sys.argv) else 0)
+    sys.exit(main(sys.argv[1], '--full' in sys.argv))

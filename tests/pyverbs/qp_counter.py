@@ -14,11 +14,9 @@ import json
 import subprocess
 import sys
 
-import sroce_enums as e
-import tap
+from sroce_lib import (Counters, Fix, check, comment, e, expect, post_send,
+                       sge, start, status)
 
-from tap import check
-from rc_errors import (start, Counters, Fix, comment, expect, post_send, sge)
 
 K = 20
 N = 200		# bytes per WRITE: one packet
@@ -167,7 +165,7 @@ def main():
     r = rdma('statistic', 'qp', 'set', 'link', dev + '/1', 'auto', 'off')
     check(r.returncode == 0, 'rdma statistic qp set auto off')
     check(not counters(dev), 'no counter left')
-    return 1 if tap.failed else 0
+    return status()
 
 
 if __name__ == '__main__':

@@ -21,19 +21,15 @@ import sys
 import time
 
 from pyverbs.cq import CQ
-from pyverbs.pyverbs_error import PyverbsError, PyverbsRDMAError
+from pyverbs.pyverbs_error import PyverbsRDMAError
 from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
 from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
 from pyverbs.wr import RecvWR
-import sroce_enums as e
+from sroce_lib import (Env, GRH, LW, Side, UCSide, UDSide, case, check,
+                       closeall, comment, connect, e, expect, expect_errno,
+                       expect_none, filled_mr, make_ah, post_send, sge,
+                       state_check, uc_connect, ud_send, wc_str)
 
-import tap
-from tap import check
-from rc_errors import (LW, Env, Side, case, comment, connect, expect,
-                       expect_none, filled_mr, post_send, sge, state_check,
-                       wc_str)
-from ud import GRH, UDSide, make_ah, ud_send
-from uc import UCSide, uc_connect
 
 EV = {}
 for _n in ('CQ_ERR', 'QP_FATAL', 'QP_REQ_ERR', 'QP_ACCESS_ERR',
@@ -133,14 +129,6 @@ def modify(srq, mask, max_wr=0, limit=0):
     srq.modify(SrqAttr(max_wr=max_wr, max_sge=0, srq_limit=limit), mask)
 
 
-def closeall(*objs):
-    for o in objs:
-        try:
-            o.close()
-        except PyverbsError:
-            pass
-
-
 @case
 def create_query(env):
     t = 'S1 create/query'
@@ -165,7 +153,7 @@ def create_query(env):
     for what, wr, sg in (('max_wr above the device\'s', da.max_srq_wr + 1, 1),
                          ('max_sge above the device\'s', 16,
                           da.max_srq_sge + 1)):
-        tap.expect_errno(lambda: mk_srq(env, wr, sg), errno.EINVAL,
+        expect_errno(lambda: mk_srq(env, wr, sg), errno.EINVAL,
                          '%s: %s fails with EINVAL' % (t, what))
 
 

@@ -28,13 +28,12 @@ import sys
 import time
 
 from pyverbs.mr import MR, MW
-import sroce_enums as e
 
-import tap
-from tap import check
-from rc_errors import (start, LW, RW, RR, PAGE, Pair, Region, ST, comment,
-                       mk_send, poll, post_recv, sge, wc_str)
 from mw import bind1, bind2, closeall
+
+import sroce_lib
+from sroce_lib import (LW, PAGE, Pair, RR, RW, Region, ST, check, comment, e,
+                       mk_send, poll, post_recv, sge, start, wc_str)
 
 BIND = e.IBV_ACCESS_MW_BIND
 OK = e.IBV_WC_SUCCESS
@@ -141,6 +140,32 @@ class Round:
         self.p.close()
         closeall(self.tgt.mr)
 
+    def window(self, env, t, mw_type):
+        """A window of mw_type over the span, bound by b; returns it and
+        its rkey."""
+        mw = MW(env.pd, mw_type)
+        if mw_type == e.IBV_MW_TYPE_1:
+            bind1(self.p.b, mw, self.tgt.mr, self.tgt.addr(GUARD), WIN,
+                  RW | RR, 0xb0)
+            rkey = mw.rkey
+        else:
+            rkey = bind2(self.p.b, mw, self.tgt.mr, self.tgt.addr(GUARD),
+                         WIN, RW | RR, 0xb0)
+        if not poll(self.p.b.scq, 1):
+            check(False, t + ': bind completes')
+        return mw, rkey
+
+    def end(self, t, wcs, err, release=True, objs=()):
+        """After the teardown: overwrite the span, let a held burst go on
+        (unless b is gone), check a's completions and the memory (finish),
+        close; the messages that completed."""
+        self.refill()
+        if release:
+            self.release()
+        done = finish(t, self, wcs, err)
+        self.close(*objs)
+        return done
+
 
 def finish(t, r, wcs, err, secs=10.0):
     """The rest of a's completions, their shape, then the memory."""
@@ -162,37 +187,23 @@ def round_dereg(env, n):
     r.burst(op, r.tgt.mr.rkey, r.tgt.addr(GUARD))
     wcs = r.first()
     r.tgt.mr.close()
-    r.refill()
-    r.release()
-    done = finish(t, r, wcs, e.IBV_WC_REM_ACCESS_ERR)
-    r.close()
-    return done
+    return r.end(t, wcs, e.IBV_WC_REM_ACCESS_ERR)
 
 
 def round_dealloc(env, n):
     t = 'dealloc %d' % n
     r = Round(env, LW | BIND, n)
-    mw = MW(env.pd, e.IBV_MW_TYPE_1)
-    bind1(r.p.b, mw, r.tgt.mr, r.tgt.addr(GUARD), WIN, RW | RR, 0xb0)
-    if not poll(r.p.b.scq, 1):
-        check(False, t + ': bind completes')
-    r.burst(e.IBV_WR_RDMA_WRITE, mw.rkey, r.tgt.addr(GUARD))
+    mw, rkey = r.window(env, t, e.IBV_MW_TYPE_1)
+    r.burst(e.IBV_WR_RDMA_WRITE, rkey, r.tgt.addr(GUARD))
     wcs = r.first()
     mw.close()
-    r.refill()
-    r.release()
-    done = finish(t, r, wcs, e.IBV_WC_REM_ACCESS_ERR)
-    r.close()
-    return done
+    return r.end(t, wcs, e.IBV_WC_REM_ACCESS_ERR)
 
 
 def round_inv(env, n):
     t = 'inv %d' % n
     r = Round(env, LW | BIND, n)
-    mw = MW(env.pd, e.IBV_MW_TYPE_2)
-    rkey = bind2(r.p.b, mw, r.tgt.mr, r.tgt.addr(GUARD), WIN, RW | RR, 0xb0)
-    if not poll(r.p.b.scq, 1):
-        check(False, t + ': bind completes')
+    mw, rkey = r.window(env, t, e.IBV_MW_TYPE_2)
     r.burst(e.IBV_WR_RDMA_WRITE, rkey, r.tgt.addr(GUARD))
     wcs = r.first()
     wr = mk_send(0xb1, e.IBV_WR_LOCAL_INV, [])
@@ -201,11 +212,7 @@ def round_inv(env, n):
     inv = poll(r.p.b.scq, 1)
     check(len(inv) == 1 and inv[0].status == OK,
           t + ': LOCAL_INV completes', '; '.join(wc_str(w) for w in inv))
-    r.refill()
-    r.release()
-    done = finish(t, r, wcs, e.IBV_WC_REM_ACCESS_ERR)
-    r.close(mw)
-    return done
+    return r.end(t, wcs, e.IBV_WC_REM_ACCESS_ERR, objs=(mw,))
 
 
 def round_destroy(env, n):
@@ -217,10 +224,7 @@ def round_destroy(env, n):
     r.burst(op, r.tgt.mr.rkey, r.tgt.addr(GUARD))
     wcs = r.first()
     r.p.b.qp.close()
-    r.refill()
-    done = finish(t, r, wcs, e.IBV_WC_RETRY_EXC_ERR)
-    r.close()
-    return done
+    return r.end(t, wcs, e.IBV_WC_RETRY_EXC_ERR, release=False)
 
 
 def round_local(env, n):
@@ -251,7 +255,7 @@ def main():
     timed = timed_met = 0
     for n in range(args.rounds):
         for fn in kinds:
-            before = tap.failed
+            before = sroce_lib.failed
             try:
                 done = fn(env, n)
                 landed += done
@@ -262,7 +266,7 @@ def main():
             except Exception as x:	# pylint: disable=broad-except
                 check(False, '%s %d: ran to the end' % (fn.__name__, n),
                       '%s: %s' % (type(x).__name__, x))
-            if tap.failed != before:
+            if sroce_lib.failed != before:
                 comment('%s %d failed' % (fn.__name__, n))
     # A teardown that only ever came after the last completion tested
     # nothing: each kind must have met messages still on their way (the

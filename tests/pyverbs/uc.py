@@ -16,59 +16,16 @@ import sys
 import time
 
 from pyverbs.addr import AHAttr, GID, GlobalRoute
-from pyverbs.cq import CQ
 from pyverbs.pyverbs_error import PyverbsRDMAError
-from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+from pyverbs.qp import QPAttr
 from pyverbs.wr import SendWR
-import sroce_enums as e
+from sroce_lib import (LW, MTU1024, PAGE, QPS, RR, RW, Region, SIG, UCSide,
+                       UC_INIT, UC_RTR, UC_RTS, case, check, comment, e,
+                       expect, expect_none, filled_mr, init_attr, post_recv,
+                       post_send, sge, start, state_check, uc_connect, wc_str)
 
-from tap import check
-from rc_errors import (start, LW, RW, RR, SIG, PAGE, QPS, Region, Side,
-                       case, comment, expect, expect_none, filled_mr,
-                       init_attr, post_recv, post_send, sge,
-                       state_check, wc_str)
 
-MTU1024 = e.IBV_MTU_1024
 RV = 20480	# each pair's receive buffer and source
-UC_RTR = (e.IBV_QP_STATE | e.IBV_QP_AV | e.IBV_QP_PATH_MTU |
-          e.IBV_QP_DEST_QPN | e.IBV_QP_RQ_PSN)
-UC_RTS = e.IBV_QP_STATE | e.IBV_QP_SQ_PSN
-UC_INIT = (e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT |
-           e.IBV_QP_ACCESS_FLAGS)
-
-
-class UCSide(Side):
-    """One UC QP with a send CQ and a receive CQ of its own (or an SRQ)."""
-
-    # pylint: disable=super-init-not-called
-    def __init__(self, env, max_wr=64, max_sge=4, srq=None, sig_all=1):
-        self.scq = CQ(env.ctx, 256)
-        self.rcq = CQ(env.ctx, 256)
-        cap = QPCap(max_send_wr=max_wr, max_recv_wr=max_wr,
-                    max_send_sge=max_sge, max_recv_sge=max_sge)
-        self.qp = QP(env.pd, QPInitAttr(qp_type=e.IBV_QPT_UC, scq=self.scq,
-                                        rcq=self.rcq, cap=cap, srq=srq,
-                                        sq_sig_all=sig_all))
-        self.qpn = self.qp.qp_num
-
-
-def uc_connect(env, side, dqpn, sq_psn, rq_psn, mtu=MTU1024,
-               access=LW | RW):
-    """RESET -> INIT -> RTR -> RTS with only what UC needs."""
-    side.qp.modify(init_attr(access), UC_INIT)
-    a = QPAttr(qp_state=e.IBV_QPS_RTR)
-    a.path_mtu = mtu
-    a.dest_qp_num = dqpn
-    a.rq_psn = rq_psn
-    a.ah_attr = AHAttr(gr=GlobalRoute(dgid=GID(env.gid),
-                                      sgid_index=env.gid_index, hop_limit=64),
-                       is_global=1, port_num=1)
-    side.qp.modify(a, UC_RTR)
-    a = QPAttr(qp_state=e.IBV_QPS_RTS)
-    a.sq_psn = sq_psn
-    side.qp.modify(a, UC_RTS)
-
-
 class UCPair:
     """Sender a and receiver b, connected to each other, with b's target
     region (a page each side of its MR), b's receive buffer and a's

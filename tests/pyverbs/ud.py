@@ -18,81 +18,12 @@ import ipaddress
 import sys
 import time
 
-from pyverbs.addr import AH, AHAttr, GID, GlobalRoute
-from pyverbs.cq import CQ
-from pyverbs.pyverbs_error import PyverbsError, PyverbsRDMAError
-from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
-from pyverbs.wr import SendWR
-import sroce_enums as e
-
-from tap import check
-from rc_errors import (LW, SIG, QPS, UNROUTED, Counters, Env, case, comment,
-                       expect, expect_none, filled_mr, find_gid_index,
-                       gid_of, post_recv, route_down, route_up, second_down,
-                       second_up, sge, wc_str)
-
-GRH = 40
-QKEY = 0x1a2b3c4d
-HOP = 64	# ib_core sets a RoCE AH's hop limit from the route: 64 here
-
-
-def mtu_bytes(enum):
-    return 128 << enum
-
-
-def gid6_of(ip6):
-    return ipaddress.IPv6Address(ip6).exploded
-
-
-class UDSide:
-    """One UD QP in RTS with a send CQ and a receive CQ of its own (or a
-    shared receive queue)."""
-
-    def __init__(self, env, qkey=QKEY, max_wr=32, max_sge=4, srq=None,
-                 cq_size=128):
-        self.scq = CQ(env.ctx, cq_size)
-        self.rcq = CQ(env.ctx, cq_size)
-        cap = QPCap(max_send_wr=max_wr, max_recv_wr=max_wr,
-                    max_send_sge=max_sge, max_recv_sge=max_sge)
-        ia = QPInitAttr(qp_type=e.IBV_QPT_UD, scq=self.scq, rcq=self.rcq,
-                        cap=cap, sq_sig_all=1, srq=srq)
-        self.qp = QP(env.pd, ia)
-        self.qpn = self.qp.qp_num
-        a = QPAttr(qp_state=e.IBV_QPS_INIT)
-        a.pkey_index = 0
-        a.port_num = 1
-        a.qkey = qkey
-        self.qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX |
-                       e.IBV_QP_PORT | e.IBV_QP_QKEY)
-        self.qp.modify(QPAttr(qp_state=e.IBV_QPS_RTR), e.IBV_QP_STATE)
-        a = QPAttr(qp_state=e.IBV_QPS_RTS)
-        a.sq_psn = 0x55
-        self.qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_SQ_PSN)
-
-    def state(self):
-        return self.qp.query(e.IBV_QP_STATE)[0].qp_state
-
-    def close(self):
-        for o in (self.qp, self.scq, self.rcq):
-            try:
-                o.close()
-            except PyverbsError:
-                pass
-
-
-def make_ah(env, gid, gid_index):
-    gr = GlobalRoute(dgid=GID(gid), sgid_index=gid_index, hop_limit=HOP)
-    return AH(env.pd, attr=AHAttr(gr=gr, is_global=1, port_num=1))
-
-
-def ud_send(side, wr_id, sges, ah, dqpn, qkey=QKEY, imm=None, flags=SIG):
-    op = e.IBV_WR_SEND if imm is None else e.IBV_WR_SEND_WITH_IMM
-    wr = SendWR(wr_id=wr_id, opcode=op, num_sge=len(sges), sg=sges,
-                send_flags=flags)
-    if imm is not None:
-        wr.imm_data = imm
-    wr.set_wr_ud(ah, dqpn, qkey)
-    side.qp.post_send(wr)
+from pyverbs.pyverbs_error import PyverbsRDMAError
+from sroce_lib import (Counters, Env, GRH, HOP, LW, QKEY, QPS, UDSide,
+                       UNROUTED, case, check, comment, e, expect, expect_none,
+                       filled_mr, find_gid_index, gid6_of, gid_of, make_ah,
+                       mtu_bytes, post_recv, route_down, route_up,
+                       second_down, second_up, sge, ud_send, wc_str)
 
 
 def roce_len(n, imm):

@@ -20,7 +20,6 @@ is one the sender sent, intact (length, pattern, immediate, source QP),
 duplicates counted apart; every receive completion a success; more than
 half the datagrams arrived (the path works at all).
 """
-import argparse
 import json
 import os
 import struct
@@ -29,13 +28,11 @@ import time
 
 from pyverbs.mr import MR
 from pyverbs.wr import SGE
-import sroce_enums as e
 
-import tap
-from tap import check
-from rc_errors import LW, Env, comment, gid_of, pattern, poll, post_recv
 from fuzz_target import publish, wait_json
-from ud import UDSide, make_ah, ud_send
+
+from sroce_lib import (Env, LW, UDSide, check, comment, e, gid_of, make_ah,
+                       parse_args, pattern, poll, post_recv, status, ud_send)
 
 GRH = 40
 RECVS = 1024
@@ -130,7 +127,7 @@ def receiver(a, env):
           'datagrams arrived (%d)' % (sent, len(seen)))
     side.close()
     mr.close()
-    return 1 if tap.failed else 0
+    return status()
 
 
 def sender(a, env):
@@ -172,18 +169,13 @@ def sender(a, env):
     ah.close()
     side.close()
     mr.close()
-    return 1 if tap.failed else 0
+    return status()
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument('role', choices=('sender', 'receiver'))
-    ap.add_argument('dev')
-    ap.add_argument('--ip', required=True)
-    ap.add_argument('--peer')
-    ap.add_argument('--sync', required=True)
-    ap.add_argument('--count', type=int, default=3000)
-    a = ap.parse_args()
+    a = parse_args(('--peer', {}), ('--sync', {'required': True}),
+                   ('--count', {'type': int, 'default': 3000}),
+                   roles=('sender', 'receiver'))
     env = Env(a.dev, a.ip)
     check(env.gid_index is not None, 'ud %s: IPv4 RoCE v2 GID found' %
           a.role)

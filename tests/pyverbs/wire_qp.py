@@ -271,8 +271,8 @@ def matches(w, p):
 
 def send_main(a):
     import send_roce	# pylint: disable=import-outside-toplevel
-    from tap import check	# pylint: disable=import-outside-toplevel
-    import tap	# pylint: disable=import-outside-toplevel
+    # pylint: disable-next=import-outside-toplevel
+    from sroce_lib import check, status
     with open(a.json) as f:
         j = json.load(f)
     src, dst = (send_roce.ipaddress.ip_address(x) for x in (a.src, a.dst))
@@ -310,21 +310,18 @@ def send_main(a):
         check(ok, name, 'want [%s], got [%s]' % (
             '; '.join(want_str(w) for w in c['want']),
             '; '.join(got_str(p) for p in got)))
-    return 1 if tap.failed else 0
+    return status()
 
 
 # --- the target guest ------------------------------------------------------
 
 def target_main(a):
     # pylint: disable=import-outside-toplevel
-    import sroce_enums as e
     from pyverbs.cq import CQ
     from pyverbs.qp import QP, QPCap, QPInitAttr
     from pyverbs.wr import RecvWR
-    import tap
-    from tap import check
-    from rc_errors import (Env, Region, connect, gid_of, poll, post_send,
-                           ST, QPS)
+    from sroce_lib import (Env, Region, check, connect, e, gid_of, poll,
+                           post_send, status, ST, QPS)
 
     env = Env(a.dev, a.ip)
     check(env.gid_index is not None, 'IPv4 RoCE v2 GID found in sysfs')
@@ -392,20 +389,17 @@ def target_main(a):
     for qp in qps.values():
         qp.close()
     cq.close()
-    return 1 if tap.failed else 0
+    return status()
 
 
 def main():
-    import argparse	# pylint: disable=import-outside-toplevel
-    ap = argparse.ArgumentParser()
-    sub = ap.add_subparsers(dest='role', required=True)
-    t = sub.add_parser('target')
-    t.add_argument('dev')
-    t.add_argument('--ip', required=True)
+    # pylint: disable-next=import-outside-toplevel
+    from sroce_lib import dev_args, role_parsers
+    ap, (t, s) = role_parsers('target', 'send')
+    dev_args(t)
     t.add_argument('--peer', required=True)
     t.add_argument('--json', required=True)
     t.add_argument('--done', required=True)
-    s = sub.add_parser('send')
     s.add_argument('iface')
     s.add_argument('--src', required=True)
     s.add_argument('--dst', required=True)
