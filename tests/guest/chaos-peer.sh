@@ -238,12 +238,7 @@ round() {
 	t "$name: the $role's device back" devices_up
 }
 
-T0=$SECONDS
-for ((n = 0; n < ROUNDS; n++)); do
-	# (bash's notes on the killed jobs go to a log of their own)
-	round "$n" "${ACTIONS[n % ${#ACTIONS[@]}]}" 2>>"$logs/jobs.log"
-done
-echo "# chaos-peer: $ROUNDS rounds in $((SECONDS - T0)) s"
+run_rounds chaos-peer "$ROUNDS" "$logs/jobs.log" "${ACTIONS[@]}"
 for why in "${!ENDED[@]}"; do
 	echo "# survivor ended ${ENDED[$why]} time(s): $why"
 done

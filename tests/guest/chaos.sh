@@ -156,12 +156,7 @@ round() {
 	t "$name: devices back" devices_up
 }
 
-T0=$SECONDS
-for ((n = 0; n < ROUNDS; n++)); do
-	# (bash's notes on the killed jobs go to a log of their own)
-	round "$n" "${ACTIONS[n % ${#ACTIONS[@]}]}" 2>>"$logs/jobs.log"
-done
-echo "# chaos: $ROUNDS rounds in $((SECONDS - T0)) s"
+run_rounds chaos "$ROUNDS" "$logs/jobs.log" "${ACTIONS[@]}"
 
 T0=$SECONDS
 timeout -k 5 600 "$PY" "$SROCE_TREE/tests/pyverbs/teardown.py" sroce0 \

@@ -333,6 +333,18 @@ faults_end() {
 		test "$FAULTS_FAILED" -gt 0
 }
 
+# run_rounds NAME ROUNDS LOG ACTION...: the caller's round N ACTION for
+# N from 0 to ROUNDS - 1, the ACTIONs in turn; bash's notes on the jobs
+# it kills go to LOG.
+run_rounds() {
+	local name=$1 rounds=$2 log=$3 n t0=$SECONDS
+	shift 3
+	for ((n = 0; n < rounds; n++)); do
+		round "$n" "${@:n % $# + 1:1}" 2>>"$log"
+	done
+	echo "# $name: $rounds rounds in $((SECONDS - t0)) s"
+}
+
 finish() {
 	echo "# $T_FAILED check(s) failed"
 	[ "$T_FAILED" -eq 0 ]
@@ -394,6 +406,17 @@ setup_rdma() {
 		;;
 	esac
 	wait_for 20 bash -c "[ \"\$(cat /sys/class/infiniband/$DEV/ports/1/state)\" = '4: ACTIVE' ]"
+}
+
+# device_up DRIVER: setup_rdma DRIVER as a check of this guest's, then one
+# that the peer answers on IPv4.
+device_up() {
+	if setup_rdma "$1"; then
+		ok "vm$SROCE_VM_INDEX: $1 device $DEV up"
+	else
+		not_ok "vm$SROCE_VM_INDEX: $1 device $DEV up"
+	fi
+	t "peer reachable over IPv4" wait_for 60 ping -c1 -W1 "$PEER_V4"
 }
 
 # teardown_rdma DRIVER: delete $DEV and unload DRIVER's module; both
@@ -719,4 +742,52 @@ victim_verdict() {
 			tail -n 10 "$dir/$f" | sed 's/^/#   /'
 		done
 	fi
+}
+
+# Around a hostile process (scribble.sh, stress.sh), with the victim:
+#   victim_begin DIR SEED [FAULT_PCT]  kmemleak cleared, sroce0 up, the
+#                 victim started (logs in DIR), fault injection on (faults_start)
+#   hostile_run NAME LIMIT FAULT_PCT OUT ERR CMD...
+#                 CMD under a timeout of LIMIT s, its output in OUT and ERR,
+#                 then fault injection off (faults_end) and OUT as comments;
+#                 its exit status in HOSTILE_RC, its seconds in HOSTILE_SECS
+#   hostile_verdict NAME PATTERN OUT OK_NAME FAIL_NAME CMD...
+#                 ok if it exited 0 and OUT has a line matching PATTERN;
+#                 otherwise CMD's output (its error log's lines) as comments
+#   victim_end    the victim's verdict, rdma link delete, rmmod, kmemleak,
+#                 and the exit status (finish)
+victim_begin() {
+	mkdir -p "$1"
+	kmemleak_clear
+	victim_device_up
+	victim_start "$1" "$2"
+	faults_start "${3:-}"
+}
+hostile_run() {
+	local name=$1 limit=$2 pct=$3 out=$4 err=$5 t0=$SECONDS
+	shift 5
+	timeout -k 10 "$limit" "$@" >"$out" 2>"$err"
+	HOSTILE_RC=$?
+	HOSTILE_SECS=$((SECONDS - t0))
+	faults_end "$pct"
+	sed 's/^/# /' "$out"
+	echo "# $name: exit $HOSTILE_RC after $HOSTILE_SECS s"
+}
+hostile_verdict() {
+	local name=$1 pattern=$2 out=$3 ok_name=$4 fail_name=$5
+	shift 5
+	if [ "$HOSTILE_RC" -eq 0 ] && grep -q "$pattern" "$out"; then
+		ok "$ok_name"
+	else
+		not_ok "$fail_name"
+		[ "$HOSTILE_RC" -ge 124 ] && echo "# $name: timed out or killed"
+		"$@" | sed 's/^/#   /'
+	fi
+}
+victim_end() {
+	victim_verdict
+	t "rdma link delete sroce0" timeout 60 rdma link delete sroce0
+	t "rmmod sroce" timeout 60 rmmod sroce
+	kmemleak_check
+	finish
 }

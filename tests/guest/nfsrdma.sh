@@ -27,12 +27,7 @@ T_IO=600
 
 kmemleak_clear
 
-if setup_rdma "${DRVS[me]}"; then
-	ok "vm$me: ${DRVS[me]} device $DEV up"
-else
-	not_ok "vm$me: ${DRVS[me]} device $DEV up"
-fi
-t "peer reachable over IPv4" wait_for 60 ping -c1 -W1 "$PEER_V4"
+device_up "${DRVS[me]}"
 
 server_up() {
 	modprobe nfsd && modprobe rpcrdma || return 1

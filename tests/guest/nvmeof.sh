@@ -48,12 +48,7 @@ FIO_T=900 FIO_N=0
 
 kmemleak_clear
 
-if setup_rdma "${DRVS[me]}"; then
-	ok "vm$me: ${DRVS[me]} device $DEV up"
-else
-	not_ok "vm$me: ${DRVS[me]} device $DEV up"
-fi
-t "peer reachable over IPv4" wait_for 60 ping -c1 -W1 "$PEER_V4"
+device_up "${DRVS[me]}"
 if [ "$NETEM" = 1 ]; then
 	[ "${DRVS[me]}" != sroce ] || account_start "198.18.0.$((me + 1))"
 	t "netem on eth0: 2% loss, reordering, 1% duplication, 0.5% corruption" \

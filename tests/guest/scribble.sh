@@ -33,37 +33,15 @@ FAULT_PCT=${3:-}
 SCRIBBLE_TIMEOUT=${SCRIBBLE_TIMEOUT:-600}
 scribbler=$SROCE_TREE/tools/sroce-scribble
 logs=$SROCE_OUT/scribble
-mkdir -p "$logs"
-
-kmemleak_clear
-victim_device_up
-gi=$VICTIM_GI
 
 # The victim (lib.sh), for as long as the scribbler runs.
-victim_start "$logs" "$SEED"
-
-faults_start "$FAULT_PCT"
+victim_begin "$logs" "$SEED" "$FAULT_PCT"
 echo "scribble: $ROUNDS rounds, seed $SEED${FAULT_PCT:+, faults $FAULT_PCT%}" >/dev/kmsg
-T0=$SECONDS
-timeout -k 10 "$SCRIBBLE_TIMEOUT" "$scribbler" sroce0 --gid-index "$gi" \
-	--rounds "$ROUNDS" --seed "$SEED" "${FAULT_ARGS[@]}" >"$logs/scribble.out" \
-	2>"$logs/scribble.err"
-rc=$?
-secs=$((SECONDS - T0))
-faults_end "$FAULT_PCT"
-sed 's/^/# /' "$logs/scribble.out"
-echo "# scribbler: exit $rc after $secs s"
-if [ $rc -eq 0 ] && grep -q "^scribble: rounds=$ROUNDS " "$logs/scribble.out"; then
-	ok "scribbler: $ROUNDS rounds, every one set up and destroyed, in $secs s"
-else
-	not_ok "scribbler: $ROUNDS rounds, every one set up and destroyed (exit $rc after $secs s)"
-	[ $rc -ge 124 ] && echo "# scribbler: timed out or killed"
-	tail -n 20 "$logs/scribble.err" | sed 's/^/#   /'
-fi
-
-victim_verdict
-
-t "rdma link delete sroce0" timeout 60 rdma link delete sroce0
-t "rmmod sroce" timeout 60 rmmod sroce
-kmemleak_check
-finish
+hostile_run scribbler "$SCRIBBLE_TIMEOUT" "$FAULT_PCT" "$logs/scribble.out" \
+	"$logs/scribble.err" "$scribbler" sroce0 --gid-index "$VICTIM_GI" \
+	--rounds "$ROUNDS" --seed "$SEED" "${FAULT_ARGS[@]}"
+hostile_verdict scribbler "^scribble: rounds=$ROUNDS " "$logs/scribble.out" \
+	"scribbler: $ROUNDS rounds, every one set up and destroyed, in $HOSTILE_SECS s" \
+	"scribbler: $ROUNDS rounds, every one set up and destroyed (exit $HOSTILE_RC after $HOSTILE_SECS s)" \
+	tail -n 20 "$logs/scribble.err"
+victim_end

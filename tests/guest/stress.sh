@@ -31,33 +31,18 @@ FAULT_PCT=${4:-}
 STRESS_GRACE=${STRESS_GRACE:-300}
 stressor=$SROCE_TREE/tools/sroce-stress
 logs=$SROCE_OUT/stress
-mkdir -p "$logs"
-
-kmemleak_clear
-victim_device_up
-gi=$VICTIM_GI
 
 # The victim (lib.sh), for as long as the stressor runs.
-victim_start "$logs" "$SEED"
-
-faults_start "$FAULT_PCT"
+victim_begin "$logs" "$SEED" "$FAULT_PCT"
 echo "stress: $SECS s, $THREADS threads, seed $SEED${FAULT_PCT:+, faults $FAULT_PCT%}" >/dev/kmsg
-T0=$SECONDS
-timeout -k 10 "$((SECS + STRESS_GRACE))" "$stressor" -d sroce0 \
-	--gid-index "$gi" --threads "$THREADS" --seconds "$SECS" \
-	--seed "$SEED" "${FAULT_ARGS[@]}" >"$logs/stress.out" 2>"$logs/stress.err"
-rc=$?
-took=$((SECONDS - T0))
-faults_end "$FAULT_PCT"
-sed 's/^/# /' "$logs/stress.out"
-echo "# stressor: exit $rc after $took s"
-if [ $rc -eq 0 ] && grep -q '^sroce-stress: .* unexpected=0 ' "$logs/stress.out"; then
-	ok "stressor: nothing unexpected, every object destroyed, in $took s"
-else
-	not_ok "stressor: nothing unexpected, every object destroyed (exit $rc after $took s)"
-	[ $rc -ge 124 ] && echo "# stressor: timed out or killed"
-	head -n 40 "$logs/stress.err" | sed 's/^/#   /'
-fi
+hostile_run stressor "$((SECS + STRESS_GRACE))" "$FAULT_PCT" \
+	"$logs/stress.out" "$logs/stress.err" "$stressor" -d sroce0 \
+	--gid-index "$VICTIM_GI" --threads "$THREADS" --seconds "$SECS" \
+	--seed "$SEED" "${FAULT_ARGS[@]}"
+hostile_verdict stressor '^sroce-stress: .* unexpected=0 ' "$logs/stress.out" \
+	"stressor: nothing unexpected, every object destroyed, in $HOSTILE_SECS s" \
+	"stressor: nothing unexpected, every object destroyed (exit $HOSTILE_RC after $HOSTILE_SECS s)" \
+	head -n 40 "$logs/stress.err"
 
 # Nothing of the stressor's is left: it has exited, so any pd, cq, qp or
 # mr still listed under its name is a leak.
@@ -71,9 +56,4 @@ else
 	echo "$left" | head -n 20 | sed 's/^/#   /'
 fi
 
-victim_verdict
-
-t "rdma link delete sroce0" timeout 60 rdma link delete sroce0
-t "rmmod sroce" timeout 60 rmmod sroce
-kmemleak_check
-finish
+victim_end
