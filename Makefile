@@ -8,7 +8,7 @@ KDIR ?= /lib/modules/$(KVER)/build
 PWD := $(shell pwd)
 
 .PHONY: all modules modules_install clean lint sparse check check-all demo deps \
-	debug-kernel bench dkms-deb
+	debug-kernel bench profile dkms-deb
 
 all: modules
 
@@ -50,6 +50,14 @@ check-all:
 # make bench KERNEL=6.1|6.12|7.2.
 bench:
 	scripts/bench.sh --kernel $(or $(KERNEL),6.1)
+
+# Where a guest's time goes in one perftest run, sampled from the host:
+# make profile [KERNEL=6.1|6.12|7.2] [DRIVER=sroce|rxe] [SETUP=one|two]
+# [MTU=N] [RUN="ib_write_bw 65536"].
+profile:
+	scripts/profile.sh --kernel $(or $(KERNEL),6.1) \
+		--driver $(or $(DRIVER),sroce) --setup $(or $(SETUP),one) \
+		$(if $(MTU),--mtu $(MTU)) $(or $(RUN),ib_write_bw 65536)
 
 # sroce-dkms_<version>_all.deb in build/: DKMS builds the module for every
 # installed kernel with headers, and again after kernel upgrades.

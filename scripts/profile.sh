@@ -1,0 +1,74 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Where a guest's time goes during one perftest run: scripts/guest-prof.py
+# samples each vCPU's instruction pointer through QEMU's monitor while
+# tests/guest/prof.sh runs the test, then reports the share of samples by
+# kernel symbol, user space and idle (halted), guest by guest.
+# perf inside a TCG guest cannot do this: see Documentation/benchmark.rst.
+set -euo pipefail
+usage() {
+	cat >&2 <<'EOF2'
+usage: profile.sh [--kernel 6.1|6.12|7.2] [--driver sroce|rxe]
+                  [--setup one|two] [--mtu N] [--secs S] [--hz N]
+                  [--out DIR] TOOL SIZE
+  TOOL SIZE   one perftest run as tests/guest/perf.sh takes it, e.g.
+              ib_write_bw 65536, ib_send_lat 2, ib_write_bw-q4 65536
+  --kernel    the guests' kernel (default 6.1); --driver (default sroce)
+  --setup     one guest (2 vCPUs, loopback) or two (1 vCPU each); default one
+  --secs      the run's length (default 20); sampling covers it after
+              3 s of warm-up, at --hz (default 200) rounds a second
+  --out       default build/profile/KERNEL-SETUP-DRIVER-TOOL-SIZE
+EOF2
+	exit 2
+}
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(dirname "$here")
+kernel=6.1 driver=sroce setup=one mtu='' secs=20 hz=200 out=''
+while [ $# -gt 0 ]; do
+	case $1 in
+	--kernel) kernel=$2; shift 2 ;;
+	--driver) driver=$2; shift 2 ;;
+	--setup) setup=$2; shift 2 ;;
+	--mtu) mtu=$2; shift 2 ;;
+	--secs) secs=$2; shift 2 ;;
+	--hz) hz=$2; shift 2 ;;
+	--out) out=$2; shift 2 ;;
+	-*) usage ;;
+	*) break ;;
+	esac
+done
+[ $# -eq 2 ] || usage
+tool=$1 size=$2
+[[ $setup =~ ^(one|two)$ && $driver =~ ^(sroce|rxe)$ ]] || usage
+vms=1
+[ "$setup" = one ] || vms=2
+out=${out:-$top/build/profile/$kernel-$setup-$driver-$tool-$size${mtu:+-mtu$mtu}}
+rm -rf "$out"
+mkdir -p "$out"
+out=$(realpath "$out")
+[ "$driver" != sroce ] || "$here/build.sh" "$kernel" >"$out/build.log" 2>&1
+make -s -C "$top/tools" >/dev/null
+
+socks=()
+for ((i = 0; i < vms; i++)); do socks+=("$out/vm$i/mon.sock"); done
+python3 "$here/guest-prof.py" sample "${socks[@]}" --hz "$hz" \
+	--secs "$secs" --start "$out/vm0/prof.start" \
+	--stop "$out/vm0/prof.stop" --out "$out/samples.txt" \
+	>"$out/sampler.log" 2>&1 &
+sampler=$!
+rc=0
+SROCE_QEMU_MONITOR=1 "$here/vm-run.sh" --kernel "$kernel" --vms $vms \
+	--cpus $((3 - vms)) --out "$out" --timeout $((secs + 600)) -- \
+	env "BENCH_SECS=$((secs + 5))" "BENCH_TIMEOUT=$((secs + 60))" \
+	"BENCH_MTU=$mtu" "$top/tests/guest/prof.sh" "$driver" "$setup" \
+	"$tool" "$size" >"$out/vm.log" 2>&1 || rc=$?
+wait $sampler || rc=1
+cat "$out/sampler.log"
+grep -h "^$tool $size " "$out/vm0/bench.txt" 2>/dev/null || true
+for ((i = 0; i < vms; i++)); do
+	echo "== guest $i ($kernel, $driver, $setup, $tool $size${mtu:+, MTU $mtu})"
+	python3 "$here/guest-prof.py" report "$out/samples.txt" \
+		"$out/vm$i/kallsyms" --guest $i | tee "$out/report.$i.txt" || rc=1
+done
+[ $rc = 0 ] || echo "profile: the run failed (rc $rc), see $out/vm.log" >&2
+exit $rc
