@@ -464,6 +464,8 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (err < 0)
 		goto err_queues;
 	ibqp->qp_num = qpn;
+	/* Consecutive QPs' workers on different CPUs (sroce_post_send()). */
+	qp->cpu = cpumask_local_spread(qpn, NUMA_NO_NODE);
 	return 0;
 
 err_queues:
@@ -930,7 +932,7 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	 * runs the transmit loop. Otherwise BHs go off once for the post and
 	 * the loop: cheaper than irqsave, which costs a lot under emulation.
 	 */
-	bool irqs_off = irqs_disabled();
+	bool irqs_off = irqs_disabled(), defer;
 	int err = 0;
 
 	if (!irqs_off)
@@ -954,16 +956,22 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	if (!qp->user)
 		sroce_queue_publish_prod(&qp->sq);
 	sroce_req_fetch(qp);
+	/*
+	 * A message of many packets goes to the QP's worker on the QP's
+	 * CPU, so that the QPs one thread posts to are sent by all CPUs; a
+	 * short one is sent at once, sparing its latency a worker's wakeup.
+	 */
+	defer = irqs_off || (qp->req.bulk && qp->cpu != smp_processor_id());
 	if (qp->state == IB_QPS_ERR)
 		sroce_comp_flush(qp);
 	spin_unlock(&qp->req.lock);
 
-	if (irqs_off) {
+	if (defer)
 		sroce_qp_schedule(qp, 0);
-	} else {
+	else
 		sroce_qp_run_req(qp);
+	if (!irqs_off)
 		local_bh_enable();
-	}
 	sroce_rq_err_kick(qp);
 	return err;
 }

@@ -531,6 +531,7 @@ struct sroce_req_state {
 	bool			rnr_wait;	/* paused by an RNR NAK */
 	bool			odp_wait;	/* paused for an ODP fault */
 	bool			rd_gap;		/* rewound for a READ gap */
+	bool			bulk;		/* last WQE fetched: > 1 packet */
 	u8			err;		/* WC status once failed */
 	struct hrtimer		timer;		/* retransmit and RNR */
 	u64			timer_ns;	/* ACK timeout, 0 = none */
@@ -614,6 +615,7 @@ struct sroce_qp {
 	size_t			swqe_size;
 	struct sroce_queue	rq;
 	struct delayed_work	tx_work;	/* the transmit loop (tx.c) */
+	unsigned int		cpu;		/* where tx_work runs */
 	struct delayed_work	rq_err_work;	/* flushes the RQ while in ERR */
 	unsigned long		rq_err_delay;	/* its next period, jiffies */
 	unsigned long		rq_err_last;	/* jiffies it last flushed */
@@ -677,12 +679,13 @@ static inline void sroce_qp_put(struct sroce_qp *qp)
 
 /*
  * Have the QP's worker send what it has to send after @delay jiffies
- * (sooner if it is already due). Any context; a dying QP is left alone.
+ * (sooner if it is already due), on the QP's own CPU. Any context; a
+ * dying QP is left alone.
  */
 static inline void sroce_qp_schedule(struct sroce_qp *qp, unsigned long delay)
 {
 	if (!READ_ONCE(qp->dying))
-		mod_delayed_work(qp->sdev->wq, &qp->tx_work, delay);
+		mod_delayed_work_on(qp->cpu, qp->sdev->wq, &qp->tx_work, delay);
 }
 
 static inline struct sroce_swqe *sroce_swqe(struct sroce_qp *qp, u32 i)
