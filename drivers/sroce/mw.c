@@ -91,6 +91,19 @@ static void sroce_mw_unbind(struct sroce_dev *sdev, struct sroce_mw *mw)
 	mw->access = 0;
 }
 
+/*
+ * Wait until every access that went through @mw before it was unbound has
+ * finished: once a teardown returns (or its WQE completes), the memory
+ * behind the window must not change through it any more. An access is a
+ * copy of at most one packet with BHs off on another CPU, so a spin is
+ * short; none can start meanwhile, since the window is unbound.
+ */
+static void sroce_mw_wait(struct sroce_mw *mw)
+{
+	while (atomic_read_acquire(&mw->inflight))
+		cpu_relax();
+}
+
 int sroce_dealloc_mw(struct ib_mw *ibmw)
 {
 	struct sroce_dev *sdev = to_sdev(ibmw->device);
@@ -102,6 +115,7 @@ int sroce_dealloc_mw(struct ib_mw *ibmw)
 	sroce_mw_unbind(sdev, mw);
 	mw->key = 0;
 	spin_unlock_bh(&mw->lock);
+	sroce_mw_wait(mw);
 	kfree_rcu(mw, rcu);
 	sroce_res_put(sdev, SROCE_RES_MW);
 	return 0;
@@ -231,7 +245,8 @@ out:
  * or -ERANGE (outside it).
  */
 static struct sroce_mr *sroce_mw_get_mr(struct sroce_qp *qp, u32 rkey,
-					u64 va, u64 len, int need)
+					u64 va, u64 len, int need,
+					struct sroce_mw **held)
 {
 	struct sroce_mr *mr = NULL;
 	struct sroce_mw *mw;
@@ -258,6 +273,8 @@ static struct sroce_mr *sroce_mw_get_mr(struct sroce_qp *qp, u32 rkey,
 		if (!smp_load_acquire(&mr->valid)) {
 			sroce_mr_put(mr);
 			mr = NULL;
+		} else if (!err) {
+			atomic_inc(&mw->inflight);
 		}
 	}
 	spin_unlock_bh(&mw->lock);
@@ -269,20 +286,31 @@ out:
 		sroce_mr_put(mr);
 		return ERR_PTR(err);
 	}
+	*held = mw;
 	return mr;
 }
 
 /*
  * The MR behind an rkey @qp received, held and checked, or an error as
  * above: an MR's key, or a memory window's, which resolves to the MR it
- * is bound to.
+ * is bound to. Through a window, *@held is set to it, counted as an
+ * access under way until sroce_rkey_done(); else to NULL.
  */
 static struct sroce_mr *sroce_rkey_get(struct sroce_qp *qp, u32 rkey, u64 va,
-				       u32 len, int need)
+				       u32 len, int need,
+				       struct sroce_mw **held)
 {
+	*held = NULL;
 	if (sroce_key_is_mw(rkey))
-		return sroce_mw_get_mr(qp, rkey, va, len, need);
+		return sroce_mw_get_mr(qp, rkey, va, len, need, held);
 	return sroce_mr_get_for(qp->ibqp.pd, rkey, va, len, need);
+}
+
+/* The access through @mw (sroce_rkey_get()) is over: its stores are done. */
+static void sroce_rkey_done(struct sroce_mw *mw)
+{
+	if (mw)
+		atomic_dec_return_release(&mw->inflight);
 }
 
 /**
@@ -314,11 +342,13 @@ int sroce_rkey_check(struct sroce_qp *qp, u32 rkey, u64 va, u32 len, int need)
  */
 int sroce_rkey_rights(struct sroce_qp *qp, u32 rkey, u64 va, u32 len, int need)
 {
-	struct sroce_mr *mr = sroce_rkey_get(qp, rkey, va, len, need);
+	struct sroce_mw *mw;
+	struct sroce_mr *mr = sroce_rkey_get(qp, rkey, va, len, need, &mw);
 
 	if (IS_ERR(mr))
 		return PTR_ERR(mr) == -ENOENT ? -EACCES : PTR_ERR(mr);
 	sroce_mr_put(mr);
+	sroce_rkey_done(mw);
 	return 0;
 }
 
@@ -338,8 +368,13 @@ int sroce_rkey_rights(struct sroce_qp *qp, u32 rkey, u64 va, u32 len, int need)
 int sroce_rkey_copy(struct sroce_qp *qp, u32 rkey, u64 va, u32 len,
 		    int need, struct sroce_copy *c)
 {
-	return sroce_mr_copy_put(sroce_rkey_get(qp, rkey, va, len, need), va,
-				 len, c);
+	struct sroce_mw *mw;
+	int err;
+
+	err = sroce_mr_copy_put(sroce_rkey_get(qp, rkey, va, len, need, &mw),
+				va, len, c);
+	sroce_rkey_done(mw);
+	return err;
 }
 
 /**
@@ -360,9 +395,13 @@ int sroce_rkey_atomic(struct sroce_qp *qp, u32 rkey, u64 va, u8 op, u64 a,
 {
 	int need = op == SROCE_OP_ATOMIC_WRITE ? IB_ACCESS_REMOTE_WRITE :
 						 IB_ACCESS_REMOTE_ATOMIC;
-	struct sroce_mr *mr = sroce_rkey_get(qp, rkey, va, sizeof(u64), need);
+	struct sroce_mw *mw;
+	struct sroce_mr *mr = sroce_rkey_get(qp, rkey, va, sizeof(u64), need,
+					     &mw);
+	int err = sroce_mr_atomic_put(mr, qp, va, op, a, b, orig);
 
-	return sroce_mr_atomic_put(mr, qp, va, op, a, b, orig);
+	sroce_rkey_done(mw);
+	return err;
 }
 
 /**
@@ -420,6 +459,8 @@ static int sroce_mw_invalidate(struct sroce_qp *qp, u32 key, bool remote)
 		err = 0;
 	}
 	spin_unlock_bh(&mw->lock);
+	if (!err)
+		sroce_mw_wait(mw);	/* freed only after rcu_read_unlock() */
 out:
 	rcu_read_unlock();
 	return err;

@@ -289,6 +289,7 @@ struct sroce_mw {
 						 * under sdev->mw_lock
 						 */
 	struct sroce_mr		*mr;		/* bound: counted in mr->nr_mw */
+	atomic_t		inflight;	/* accesses through it under way */
 	u64			iova;
 	u64			length;
 	int			access;
