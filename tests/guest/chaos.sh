@@ -82,7 +82,10 @@ round() {
 	"$perf" -d "$dev" -x "$gi" -D 100 -s 65536 -p $((port + 1)) \
 		>"$l.psrv" 2>&1 &
 	p_srv=$!
-	sleep 0.5
+	# The clients start once their servers listen (a client that came
+	# first was refused, and the round then found no traffic).
+	pair_wait_listening "$port" "$i_srv"
+	pair_wait_listening $((port + 1)) "$p_srv"
 	"$tool" -c "$ip" -p "$port" --bytes 64G --max-size 256K --depth 8 \
 		--seed "$n" --timeout 20 >"$l.icli" 2>&1 &
 	i_cli=$!
@@ -172,7 +175,7 @@ echo "# teardown.py: $((SECONDS - T0)) s"
 "$tool" -s -b "$MY_V4" -p 18777 --listen-timeout 60 --timeout 60 \
 	>"$logs/final.isrv" 2>&1 &
 srv=$!
-sleep 0.5
+pair_wait_listening 18777 "$srv"
 t "integrity after the chaos: 4M clean" timeout 300 "$tool" -c "$MY_V4" \
 	-p 18777 --bytes 4M --seed 3 --timeout 60
 # (wait in this shell: t's subshell cannot wait for a child still running)
