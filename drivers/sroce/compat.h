@@ -45,18 +45,6 @@ static inline void vm_flags_set(struct vm_area_struct *vma,
 }
 #endif
 
-/* page_frag_cache_drain() arrived in 6.9; before, the page was let go by hand. */
-#ifndef SROCE_HAVE_FRAG_CACHE_DRAIN
-#include <linux/gfp.h>
-static inline void page_frag_cache_drain(struct page_frag_cache *nc)
-{
-	if (!nc->va)
-		return;
-	__page_frag_cache_drain(virt_to_head_page(nc->va), nc->pagecnt_bias);
-	nc->va = NULL;
-}
-#endif
-
 /* Typed allocation (7.x), which 7.x's checkpatch asks for. */
 #ifndef kzalloc_obj
 #define kzalloc_obj(p, gfp) kzalloc(sizeof(p), gfp)

@@ -411,7 +411,6 @@ static void sroce_net_exit(void)
 	unregister_pernet_subsys(&sroce_net_ops);
 	/* encap_rcv runs under RCU: let every caller leave before unload. */
 	synchronize_net();
-	sroce_net_frag_drain();
 }
 
 static int __init sroce_init(void)

@@ -452,49 +452,29 @@ static struct dst_entry *sroce_route6(struct sroce_dev *sdev,
 }
 
 /*
- * Packet heads come from a per-CPU page fragment cache, not from kmalloc:
+ * Packet heads come from the kernel's per-CPU page fragment caches
+ * (netdev_alloc_frag(), as netdev_alloc_skb() uses, but for any size up to
+ * their 32 KiB page, so IB MTU 4096 packets too), not from kmalloc:
  * Debian's kernels zero every kmalloc'ed head (init_on_alloc), a quarter
  * of the busy CPU time on the same host for nothing, since every byte is
  * written (or, for a local packet's payload, never read). A cache page is
  * used again without being zeroed once all of its packets are freed,
  * which is at once for a packet that stays in the host.
  */
-static DEFINE_PER_CPU(struct page_frag_cache, sroce_frag_cache);
-
 static struct sk_buff *sroce_skb_alloc(unsigned int size)
 {
 	unsigned int truesize = SKB_DATA_ALIGN(size) +
 				SKB_DATA_ALIGN(sizeof(struct skb_shared_info));
 	struct sk_buff *skb;
-	void *data;
+	void *data = netdev_alloc_frag(truesize);
 
-	if (irqs_disabled())
-		return alloc_skb(size, GFP_ATOMIC);
-	local_bh_disable();
-	data = page_frag_alloc(this_cpu_ptr(&sroce_frag_cache), truesize,
-			       GFP_ATOMIC);
-	local_bh_enable();
 	/* No fragment (no memory, or only an order-0 page): kmalloc. */
 	if (!data)
 		return alloc_skb(size, GFP_ATOMIC);
 	skb = build_skb(data, truesize);
 	if (!skb)
-		page_frag_free(data);
+		skb_free_frag(data);
 	return skb;
-}
-
-/**
- * sroce_net_frag_drain() - let the packet caches' pages go, at unload
- *
- * After every device is gone; a page still under a packet in flight goes
- * with the last of its packets.
- */
-void sroce_net_frag_drain(void)
-{
-	int cpu;
-
-	for_each_possible_cpu(cpu)
-		page_frag_cache_drain(per_cpu_ptr(&sroce_frag_cache, cpu));
 }
 
 /**

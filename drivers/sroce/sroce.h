@@ -1011,7 +1011,6 @@ extern unsigned int sroce_net_id;
 struct sroce_net *sroce_net_get(struct net *net);
 void sroce_net_put(struct sroce_net *sn);
 void sroce_net_close(struct net *net);
-void sroce_net_frag_drain(void);
 struct sroce_dev *sroce_dev_get_by_netdev(struct net_device *ndev);
 struct sk_buff *sroce_pkt_alloc(struct sroce_qp *qp, const struct rxe_av *av,
 				u16 sport, unsigned int len);
