@@ -933,6 +933,7 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	 * the loop: cheaper than irqsave, which costs a lot under emulation.
 	 */
 	bool irqs_off = irqs_disabled(), defer;
+	u32 fetched;
 	int err = 0;
 
 	if (!irqs_off)
@@ -955,13 +956,16 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	}
 	if (!qp->user)
 		sroce_queue_publish_prod(&qp->sq);
-	sroce_req_fetch(qp);
 	/*
-	 * A message of many packets goes to the QP's worker on the QP's
-	 * CPU, so that the QPs one thread posts to are sent by all CPUs; a
-	 * short one is sent at once, sparing its latency a worker's wakeup.
+	 * When the last WQE posted is a message of many packets, the QP's
+	 * worker sends on the QP's CPU, so that the QPs one thread posts to
+	 * are sent by all CPUs; a short one is sent at once, sparing its
+	 * latency a worker's wakeup.
 	 */
-	defer = irqs_off || (qp->req.bulk && qp->cpu != smp_processor_id());
+	fetched = sroce_req_fetch(qp);
+	defer = irqs_off ||
+		(fetched && qp->cpu != smp_processor_id() &&
+		 sroce_swqe(qp, qp->req.head - 1)->length > qp->pmtu);
 	if (qp->state == IB_QPS_ERR)
 		sroce_comp_flush(qp);
 	spin_unlock(&qp->req.lock);

@@ -318,7 +318,6 @@ u32 sroce_req_fetch(struct sroce_qp *qp)
 		return 0;
 	while (qp->req.head != prod) {
 		sroce_req_copy_wqe(qp, qp->req.head);
-		qp->req.bulk = sroce_swqe(qp, qp->req.head)->length > qp->pmtu;
 		qp->req.head = sroce_q_next(qp->req.head, qp->sq.index_mask);
 		n++;
 	}

@@ -532,7 +532,6 @@ struct sroce_req_state {
 	bool			rnr_wait;	/* paused by an RNR NAK */
 	bool			odp_wait;	/* paused for an ODP fault */
 	bool			rd_gap;		/* rewound for a READ gap */
-	bool			bulk;		/* last WQE fetched: > 1 packet */
 	u8			err;		/* WC status once failed */
 	struct hrtimer		timer;		/* retransmit and RNR */
 	u64			timer_ns;	/* ACK timeout, 0 = none */
@@ -680,13 +679,15 @@ static inline void sroce_qp_put(struct sroce_qp *qp)
 
 /*
  * Have the QP's worker send what it has to send after @delay jiffies
- * (sooner if it is already due), on the QP's own CPU. Any context; a
- * dying QP is left alone.
+ * (sooner if it is already due), on the QP's own CPU while it is online.
+ * Any context; a dying QP is left alone.
  */
 static inline void sroce_qp_schedule(struct sroce_qp *qp, unsigned long delay)
 {
 	if (!READ_ONCE(qp->dying))
-		mod_delayed_work_on(qp->cpu, qp->sdev->wq, &qp->tx_work, delay);
+		mod_delayed_work_on(cpu_online(qp->cpu) ? qp->cpu :
+				    WORK_CPU_UNBOUND, qp->sdev->wq,
+				    &qp->tx_work, delay);
 }
 
 static inline struct sroce_swqe *sroce_swqe(struct sroce_qp *qp, u32 i)
