@@ -76,8 +76,11 @@ done
 
 # UD multicast through raw verbs (tools/sroce-mcast) over the IPv4 and the
 # IPv6 RoCE v2 GID: delivery to the attached QPs only, the netdev's group
-# membership, detach, the Q_Key. rdma_cm (mckey) can do IPv4 only.
-for grp in "$MY_V4 ::ffff:239.1.2.3" "$MY_V6 ff0e::5:1"; do
+# membership, detach, the Q_Key. rdma_cm (mckey) can do IPv4 only. A
+# group per guest: two guests running this at once on one link would
+# otherwise get each other's datagrams (seen: "2 completions, want 1").
+for grp in "$MY_V4 ::ffff:239.1.2.$((RDMA_ME + 3))" \
+	"$MY_V6 ff0e::5:$((RDMA_ME + 1))"; do
 	read -r addr mgid <<<"$grp"
 	gid=$(gid_of "$addr")
 	if ! wait_for 20 gid_lookup sroce0 "$gid"; then
