@@ -577,10 +577,9 @@ struct sk_buff *sroce_pkt_alloc(struct sroce_qp *qp, const struct rxe_av *av,
  */
 u32 *sroce_pkt_icrc_start(struct sk_buff *skb, const u8 *end, u32 *crc)
 {
-	const struct dst_entry *dst = skb_dst(skb);
 	const u8 *ext = skb->data + sizeof(struct sroce_bth);
 
-	if (dst && (dst->dev->flags & IFF_LOOPBACK))
+	if (sroce_pkt_is_local(skb))
 		return NULL;
 	*crc = sroce_icrc_hdr(skb_network_header(skb),
 			      skb->protocol == htons(ETH_P_IPV6));
@@ -659,7 +658,7 @@ int sroce_pkt_xmit(struct sroce_qp *qp, struct sk_buff *skb)
 	trace_sroce_tx(sdev, (void *)(skb->data + ipl + sizeof(struct udphdr)),
 		       skb->len - ipl - sizeof(struct udphdr));
 
-	if (skb_dst(skb)->dev->flags & IFF_LOOPBACK) {
+	if (sroce_pkt_is_local(skb)) {
 		struct sroce_dev *peer;
 
 		rcu_read_lock();

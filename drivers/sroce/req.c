@@ -461,6 +461,46 @@ static bool sroce_req_local(struct sroce_qp *qp, struct sroce_swqe *w)
 	return false;
 }
 
+/**
+ * sroce_req_chunk() - the most payload the next packet of @w may carry
+ * @qp: the QP; caller holds req.lock
+ * @w: the WQE being sent
+ *
+ * The path MTU, or for an RC WRITE or SEND to a QP in this host (the last
+ * packet's route stayed here) a chunk of up to SROCE_LOCAL_CHUNK bytes,
+ * within the window. A chunk is one packet for the PSNs of the path-MTU
+ * packets it replaces: the responder places it in one copy and answers
+ * its last PSN, so PSNs, ACKs and rewinds are those of the packets it
+ * stands for, while the fixed cost of a packet (skb, headers, lookups, a
+ * pass through the receive path) is paid once. The packet counters and
+ * the tracepoints see the one packet.
+ *
+ * Return: a multiple of the path MTU.
+ */
+u32 sroce_req_chunk(struct sroce_qp *qp, const struct sroce_swqe *w)
+{
+	int room;
+
+	lockdep_assert_held(&qp->req.lock);
+	if (!qp->req.peer_local || w->inl || sroce_qp_unacked(qp) ||
+	    sroce_qp_is_ud(qp))
+		return qp->pmtu;
+	switch (w->opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_SEND:
+	case IB_WR_SEND_WITH_IMM:
+	case IB_WR_SEND_WITH_INV:
+		break;
+	default:
+		return qp->pmtu;
+	}
+	room = (qp->req.cwnd ?: SROCE_WINDOW) -
+	       sroce_psn_diff(qp->req.psn, qp->req.una_psn);
+	return clamp_t(int, room, 1, SROCE_LOCAL_CHUNK / qp->pmtu) * qp->pmtu;
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_req_chunk);
+
 /*
  * Build one packet of @w at req.off. Caller holds req.lock. Return: the
  * packet, or ERR_PTR(-ENOMEM) or a copy's error (sroce_sge_copy()).
@@ -469,7 +509,7 @@ static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 				       struct sroce_swqe *w, u32 *psnp)
 {
 	u32 psn = qp->req.psn, off = qp->req.off, paylen = 0, npkts = 1;
-	bool first = !off, last = true, ackreq, ud = sroce_qp_is_ud(qp);
+	bool first = !off, last = true, ackreq, chunk, ud = sroce_qp_is_ud(qp);
 	bool unacked = sroce_qp_unacked(qp);
 	u32 rlen = w->length - off;	/* RETH length */
 	unsigned int hlen, pad = 0;
@@ -504,12 +544,14 @@ static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 		rlen = w->flush_len;
 		ackreq = true;
 	} else {
-		paylen = min(qp->pmtu, w->length - off);
+		paylen = min(sroce_req_chunk(qp, w), w->length - off);
+		npkts = max(DIV_ROUND_UP(paylen, qp->pmtu), 1U);
 		last = off + paylen == w->length;
 		opcode = sroce_req_opcode(w->opcode, first, last);
 		pad = sroce_pad_len(paylen);
-		ackreq = last || !((sroce_psn_add(psn, -w->first_psn) + 1) %
-				   SROCE_ACK_EVERY);
+		ackreq = last || npkts > 1 ||
+			 !((sroce_psn_add(psn, -w->first_psn) + 1) %
+			   SROCE_ACK_EVERY);
 	}
 	/* An atomic takes a responder resource, once. */
 	if (w->opcode != IB_WR_RDMA_READ && sroce_wr_waits(w->opcode) &&
@@ -527,8 +569,19 @@ static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 	skb = sroce_pkt_alloc(qp, ud ? &w->av : &qp->av,
 			      ud ? sroce_ud_sport(qp, w) : qp->sport,
 			      hlen + paylen + pad + SROCE_ICRC_LEN);
-	if (!skb)
+	chunk = npkts > 1 && w->opcode != IB_WR_RDMA_READ;
+	if (!skb && !chunk)
 		return ERR_PTR(-ENOMEM);
+	/*
+	 * Whether the next packets may be chunks. This one is built again
+	 * at the path MTU if its route left the host, or if there was no
+	 * memory for its size (a path-MTU packet then sets the flag again).
+	 */
+	qp->req.peer_local = skb && sroce_pkt_is_local(skb);
+	if (chunk && !qp->req.peer_local) {
+		kfree_skb(skb);
+		return sroce_req_build(qp, w, psnp);
+	}
 	bth = (struct sroce_bth *)skb->data;
 	sroce_bth_init(bth, opcode,
 		       last && (w->flags & IB_SEND_SOLICITED) &&

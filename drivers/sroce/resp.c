@@ -248,10 +248,13 @@ int sroce_resp_get_rwqe(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	return sroce_pkt_icrc_ok(pkt) ? -EINVAL : -EBADMSG;
 }
 
+/* A local chunk (pkt->more_psns) carries that many path-MTU packets' worth. */
 static bool sroce_resp_paylen_ok(struct sroce_qp *qp, struct sroce_pkt *pkt,
 				 bool last)
 {
-	return last ? pkt->paylen <= qp->pmtu : pkt->paylen == qp->pmtu;
+	u32 max = (pkt->more_psns + 1) * qp->pmtu;
+
+	return last ? pkt->paylen <= max : pkt->paylen == max;
 }
 
 /*
@@ -694,9 +697,11 @@ static int sroce_resp_execute(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		/* Its response job is its ACK. */
 		qp->resp.epsn = sroce_psn_add(pkt->psn, 1);
 	} else {
-		qp->resp.epsn = sroce_psn_add(pkt->psn, 1);
+		u32 last = sroce_psn_add(pkt->psn, pkt->more_psns);
+
+		qp->resp.epsn = sroce_psn_add(last, 1);
 		if (pkt->ackreq)
-			sroce_resp_ack(qp, SROCE_AETH_ACK_UNLIMITED, pkt->psn);
+			sroce_resp_ack(qp, SROCE_AETH_ACK_UNLIMITED, last);
 	}
 	return 0;
 }

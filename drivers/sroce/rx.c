@@ -144,6 +144,7 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool local)
 	trace_sroce_rx(sdev, (void *)(skb->data + sizeof(struct udphdr)),
 		       skb->len - sizeof(struct udphdr));
 	pkt.sdev = sdev;
+	pkt.more_psns = 0;
 	pkt.icrc_todo = false;
 	if (!local && !sroce_pkt_icrc_begin(skb, &pkt)) {
 		sroce_count(sdev, SROCE_CNT_RX_ICRC_ERR, 1);
@@ -180,6 +181,13 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool local)
 			sroce_count(sdev, SROCE_CNT_RX_DROP_NO_QP, 1);
 		goto drop;
 	}
+	/*
+	 * A local RC request longer than the path MTU is a chunk (req.c):
+	 * one packet for the PSNs of the ones it replaces. Only sroce builds
+	 * local packets; from the wire such a length is refused as ever.
+	 */
+	if (local && pkt.paylen > qp->pmtu)
+		pkt.more_psns = DIV_ROUND_UP(pkt.paylen, qp->pmtu) - 1;
 	/* The QP's from here: in its counter when it is bound to one. */
 	sroce_qp_count_pkt(qp, false, len);
 	if ((pkt.opcode & SROCE_TR_MASK) == SROCE_TR_UD &&

@@ -486,6 +486,12 @@ static_assert((SROCE_RJOBS & (SROCE_RJOBS - 1)) == 0);
 
 /* Unacknowledged PSNs in flight per QP; the most a sroce READ asks for. */
 #define SROCE_WINDOW	64
+/*
+ * A WRITE or SEND to a QP in the same host goes in pieces of up to this
+ * many bytes, each one packet standing for the PSNs of the path-MTU
+ * packets it replaces (req.c); small enough for a page fragment head.
+ */
+#define SROCE_LOCAL_CHUNK	16384
 /* The shortest ACK timeout sroce waits, whatever the QP asks for. */
 #define SROCE_ACK_TIMEOUT_MIN_NS	(200ULL * NSEC_PER_MSEC)
 /* The window after an ACK timeout; it grows back as PSNs are acknowledged. */
@@ -532,6 +538,7 @@ struct sroce_req_state {
 	bool			rnr_wait;	/* paused by an RNR NAK */
 	bool			odp_wait;	/* paused for an ODP fault */
 	bool			rd_gap;		/* rewound for a READ gap */
+	bool			peer_local;	/* last route stayed in the host */
 	u8			err;		/* WC status once failed */
 	struct hrtimer		timer;		/* retransmit and RNR */
 	u64			timer_ns;	/* ACK timeout, 0 = none */
@@ -709,6 +716,7 @@ struct sroce_pkt {
 	bool			ackreq;
 	bool			se;
 	u32			paylen;		/* payload bytes, no pad */
+	u32			more_psns;	/* a local chunk's PSNs after its own */
 	u32			payoff;		/* payload offset from skb->data */
 	u32			padlen;
 	struct sroce_feth	feth;
@@ -1016,6 +1024,15 @@ struct sroce_dev *sroce_dev_get_by_netdev(struct net_device *ndev);
 struct sk_buff *sroce_pkt_alloc(struct sroce_qp *qp, const struct rxe_av *av,
 				u16 sport, unsigned int len);
 int sroce_pkt_xmit(struct sroce_qp *qp, struct sk_buff *skb);
+
+/* A packet of sroce_pkt_alloc() whose route stays in this host. */
+static inline bool sroce_pkt_is_local(const struct sk_buff *skb)
+{
+	const struct dst_entry *dst = skb_dst(skb);
+
+	return dst && (dst->dev->flags & IFF_LOOPBACK);
+}
+
 u32 *sroce_pkt_icrc_start(struct sk_buff *skb, const u8 *end, u32 *crc);
 void sroce_pkt_icrc_end(struct sk_buff *skb, u32 *crc, unsigned int pad);
 bool sroce_pkt_icrc_begin(struct sk_buff *skb, struct sroce_pkt *pkt);
@@ -1104,6 +1121,7 @@ enum hrtimer_restart sroce_req_timer(struct hrtimer *t);
 u8 sroce_req_opcode(u32 wr_opcode, bool first, bool last);
 u32 sroce_rd_chunk_pkts(u8 max_rd_atomic);
 u8 sroce_cwnd_grow(u8 cwnd, u32 acked);
+u32 sroce_req_chunk(struct sroce_qp *qp, const struct sroce_swqe *w);
 u64 sroce_ack_timeout_ns(u8 timeout);
 u64 sroce_rnr_timer_ns(u8 code);
 

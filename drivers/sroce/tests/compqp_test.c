@@ -366,6 +366,55 @@ static void compqp_implied_nak(struct kunit *test)
  * Go-back-N to a packet inside a multi-packet WQE, past a local WQE (no
  * packets), to before the oldest WQE, and beyond anything sent.
  */
+static u32 fq_chunk(struct sroce_qp *qp, const struct sroce_swqe *w)
+{
+	u32 len;
+
+	spin_lock_bh(&qp->req.lock);
+	len = sroce_req_chunk(qp, w);
+	spin_unlock_bh(&qp->req.lock);
+	return len;
+}
+
+/* A same-host WRITE or SEND goes in chunks, within the window. */
+static void compqp_local_chunk(struct kunit *test)
+{
+	u32 full = SROCE_LOCAL_CHUNK / FQ_PMTU * FQ_PMTU;
+	struct fq *fx = test->priv;
+	struct sroce_qp *qp = fx->qp;
+	struct sroce_swqe *w;
+
+	fq_start(qp, 0, 100);
+	w = fq_queue(qp, 1, IB_WR_RDMA_WRITE, 64 * FQ_PMTU);
+	/* Until a packet's route was seen to stay in the host: path MTU. */
+	KUNIT_EXPECT_EQ(test, fq_chunk(qp, w), FQ_PMTU);
+	qp->req.peer_local = true;
+	KUNIT_EXPECT_EQ(test, fq_chunk(qp, w), full);
+	w->opcode = IB_WR_SEND_WITH_IMM;
+	KUNIT_EXPECT_EQ(test, fq_chunk(qp, w), full);
+
+	/* No more PSNs than the window has room for. */
+	qp->req.psn = sroce_psn_add(qp->req.una_psn, SROCE_WINDOW - 3);
+	KUNIT_EXPECT_EQ(test, fq_chunk(qp, w), 3 * FQ_PMTU);
+	qp->req.psn = sroce_psn_add(qp->req.una_psn, 2);
+	qp->req.cwnd = 4;
+	KUNIT_EXPECT_EQ(test, fq_chunk(qp, w), 2 * FQ_PMTU);
+	qp->req.cwnd = 0;
+
+	/* Never a READ, an atomic, inline data, or UC. */
+	w->opcode = IB_WR_RDMA_READ;
+	KUNIT_EXPECT_EQ(test, fq_chunk(qp, w), FQ_PMTU);
+	w->opcode = IB_WR_ATOMIC_FETCH_AND_ADD;
+	KUNIT_EXPECT_EQ(test, fq_chunk(qp, w), FQ_PMTU);
+	w->opcode = IB_WR_RDMA_WRITE;
+	w->inl = 1;
+	KUNIT_EXPECT_EQ(test, fq_chunk(qp, w), FQ_PMTU);
+	w->inl = 0;
+	qp->ibqp.qp_type = IB_QPT_UC;
+	KUNIT_EXPECT_EQ(test, fq_chunk(qp, w), FQ_PMTU);
+	qp->ibqp.qp_type = IB_QPT_RC;
+}
+
 static void compqp_rewind(struct kunit *test)
 {
 	struct fq *fx = test->priv;
@@ -684,6 +733,7 @@ static struct kunit_case compqp_cases[] = {
 	KUNIT_CASE(compqp_ack_coalesce),
 	KUNIT_CASE(compqp_ack_psn_wrap),
 	KUNIT_CASE(compqp_implied_nak),
+	KUNIT_CASE(compqp_local_chunk),
 	KUNIT_CASE(compqp_rewind),
 	KUNIT_CASE(compqp_rewind_psn_wrap),
 	KUNIT_CASE(compqp_rewind_read),
