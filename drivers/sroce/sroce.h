@@ -489,7 +489,9 @@ static_assert((SROCE_RJOBS & (SROCE_RJOBS - 1)) == 0);
 /*
  * A WRITE or SEND to a QP in the same host goes in pieces of up to this
  * many bytes, each one packet standing for the PSNs of the path-MTU
- * packets it replaces (req.c); small enough for a page fragment head.
+ * packets it replaces (req.c). Its head (about 17 KiB) comes from the
+ * per-CPU page fragment cache while the cache's page has room for it, and
+ * from kmalloc otherwise.
  */
 #define SROCE_LOCAL_CHUNK	16384
 /* The shortest ACK timeout sroce waits, whatever the QP asks for. */

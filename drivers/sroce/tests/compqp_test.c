@@ -362,10 +362,6 @@ static void compqp_implied_nak(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, qp->req.rd_gap);
 }
 
-/*
- * Go-back-N to a packet inside a multi-packet WQE, past a local WQE (no
- * packets), to before the oldest WQE, and beyond anything sent.
- */
 static u32 fq_chunk(struct sroce_qp *qp, const struct sroce_swqe *w)
 {
 	u32 len;
@@ -415,6 +411,10 @@ static void compqp_local_chunk(struct kunit *test)
 	qp->ibqp.qp_type = IB_QPT_RC;
 }
 
+/*
+ * Go-back-N to a packet inside a multi-packet WQE, past a local WQE (no
+ * packets), to before the oldest WQE, and beyond anything sent.
+ */
 static void compqp_rewind(struct kunit *test)
 {
 	struct fq *fx = test->priv;
