@@ -520,6 +520,7 @@ pair() {
 				[ "$(date +%s)" -ge "$deadline" ]; then
 				echo "# the server is still running after the client ended; its threads:" >>"$log"
 				pair_stacks "$pid" >>"$log" 2>&1
+				pair_snapshot >>"$log" 2>&1
 				kill "$pid" 2>/dev/null
 				lingered=1
 				break
@@ -555,7 +556,7 @@ pair() {
 			echo "# server failed to start" >>"$log"
 			rc=125
 		else
-			timeout -k 3 "$secs" stdbuf -oL "${ccmd[@]}" >>"$log" 2>&1
+			pair_client "$secs" "${ccmd[@]}" >>"$log" 2>&1
 			rc=$?
 		fi
 		echo "$rc" >"$RDMA_SYNC/$id.done"
@@ -573,8 +574,45 @@ pair() {
 # PAIR_DEFER is set, for a caller that may run the pair again first).
 pair_report_last() { pair_report "$PAIR_NAME" "$PAIR_RC" "$PAIR_LOG" "$PAIR_T0"; }
 
+# pair_client SECS CMD...: CMD, stopped after SECS (exit 124) once what it
+# waits on is written down: its threads' stacks, and the RDMA resources
+# and counters as they were while it hung (once it is killed, its QPs are
+# gone). timeout(1) stops its whole process group, a little later if the
+# snapshot itself hangs.
+pair_client() {
+	local secs=$1 pid sleeper
+	shift
+	timeout -k 3 "$((secs + 30))" stdbuf -oL "$@" &
+	pid=$!
+	sleep "$secs" &
+	sleeper=$!
+	wait -n "$pid" "$sleeper"
+	if [ -n "$(pgrep -P "$pid")" ]; then
+		echo "# still running after ${secs}s; its threads:"
+		pair_stacks "$pid"
+		pair_snapshot
+		kill "$pid"
+		wait "$pid"
+		return 124
+	fi
+	kill "$sleeper" 2>/dev/null
+	wait "$pid"
+}
+
+# pair_snapshot: the QPs of every RDMA device, with the driver's
+# details, and the devices' counters.
+pair_snapshot() {
+	local d
+	echo "# rdma resource show qp -dd:"
+	rdma resource show qp -dd | sed 's/^/#   /'
+	for d in /sys/class/infiniband/*; do
+		[ -e "$d" ] || continue
+		echo "# ${d##*/}: $(rdma statistic show link "${d##*/}/1" 2>&1)"
+	done
+}
+
 # pair_stacks PID: where each process below PID (timeout(1)) and each of
-# its threads wait, for a server that did not exit.
+# its threads wait, for a side that did not exit.
 pair_stacks() {
 	local c t
 	for c in $(pgrep -P "$1"); do
