@@ -452,21 +452,69 @@ static struct dst_entry *sroce_route6(struct sroce_dev *sdev,
 }
 
 /*
- * Packet heads come from the kernel's per-CPU page fragment caches
- * (netdev_alloc_frag(), as netdev_alloc_skb() uses, but for any size up to
- * their 32 KiB page, so IB MTU 4096 packets too), not from kmalloc:
- * Debian's kernels zero every kmalloc'ed head (init_on_alloc), a quarter
- * of the busy CPU time on the same host for nothing, since every byte is
- * written (or, for a local packet's payload, never read). A cache page is
- * used again without being zeroed once all of its packets are freed,
- * which is at once for a packet that stays in the host.
+ * A head over a page, from the calling stream's own compound page when its
+ * last head has been freed (the page's one reference is then the
+ * stream's). Newer kernels' fragment caches (7.2's) refuse a fragment over
+ * a page that does not fit the rest of theirs without starting a new page,
+ * so most heads of same-host chunks (req.c) and of IB MTU 4096 packets
+ * would come from kmalloc, zeroed. A packet that stays in the host is
+ * freed before its stream builds the next: one page serves them all.
+ * Caller holds the stream's lock; NULL when the page is still in use.
  */
-static struct sk_buff *sroce_skb_alloc(unsigned int size)
+static void *sroce_big_head(struct page **big)
+{
+	struct page *page = *big;
+
+	if (!page) {
+		page = alloc_pages(GFP_ATOMIC | __GFP_COMP | __GFP_NOWARN,
+				   SROCE_BIG_HEAD_ORDER);
+		if (!page)
+			return NULL;
+		*big = page;
+	} else if (page_ref_count(page) != 1) {
+		return NULL;
+	}
+	get_page(page);
+	return page_address(page);
+}
+
+/**
+ * sroce_big_head_free() - let a stream's page for big heads go
+ * @big: &qp->req.big_head or &qp->resp.big_head, no longer used
+ *
+ * A packet still out holds the page until it is freed.
+ */
+void sroce_big_head_free(struct page **big)
+{
+	if (*big)
+		put_page(*big);
+	*big = NULL;
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_big_head_free);
+
+/*
+ * Packet heads come from the calling stream's page when over a page and
+ * @big is given, else from the kernel's per-CPU page fragment caches
+ * (netdev_alloc_frag(), as netdev_alloc_skb() uses, for any size up to
+ * their 32 KiB page), not from kmalloc: Debian's kernels zero every
+ * kmalloc'ed head (init_on_alloc), a quarter of the busy CPU time on the
+ * same host for nothing, since every byte is written (or, for a local
+ * packet's payload, never read). A cache page is used again without being
+ * zeroed once all of its packets are freed, which is at once for a packet
+ * that stays in the host.
+ */
+struct sk_buff *sroce_skb_alloc(unsigned int size, struct page **big)
 {
 	unsigned int truesize = SKB_DATA_ALIGN(size) +
 				SKB_DATA_ALIGN(sizeof(struct skb_shared_info));
 	struct sk_buff *skb;
-	void *data = netdev_alloc_frag(truesize);
+	void *data = NULL;
+
+	if (big && truesize > PAGE_SIZE &&
+	    truesize <= PAGE_SIZE << SROCE_BIG_HEAD_ORDER)
+		data = sroce_big_head(big);
+	if (!data)
+		data = netdev_alloc_frag(truesize);
 
 	/* No fragment (no memory, or only an order-0 page): kmalloc. */
 	if (!data)
@@ -476,6 +524,7 @@ static struct sk_buff *sroce_skb_alloc(unsigned int size)
 		skb_free_frag(data);
 	return skb;
 }
+EXPORT_SYMBOL_IF_KUNIT(sroce_skb_alloc);
 
 /**
  * sroce_pkt_alloc() - a packet, IP and UDP headers built
@@ -483,6 +532,8 @@ static struct sk_buff *sroce_skb_alloc(unsigned int size)
  * @av: where to: &qp->av (connected QPs, route cached) or a UD WQE's
  * @sport: UDP source port
  * @len: bytes from the BTH to the end of the ICRC
+ * @big: the calling stream's page for heads over a page (under the
+ *	 stream's lock), or NULL
  *
  * Any context. skb->data points at the BTH for the caller to fill; the IP
  * header is final except for its checksum, so the ICRC can be computed
@@ -495,7 +546,7 @@ static struct sk_buff *sroce_skb_alloc(unsigned int size)
  * Return: the packet, or NULL (no memory).
  */
 struct sk_buff *sroce_pkt_alloc(struct sroce_qp *qp, const struct rxe_av *av,
-				u16 sport, unsigned int len)
+				u16 sport, unsigned int len, struct page **big)
 {
 	struct dst_cache *cache = av == &qp->av ? &qp->dst_cache : NULL;
 	bool v6 = sroce_av_ipv6(av);
@@ -510,7 +561,7 @@ struct sk_buff *sroce_pkt_alloc(struct sroce_qp *qp, const struct rxe_av *av,
 		   sroce_route4(qp->sdev, cache, av);
 	room = (dst ? LL_RESERVED_SPACE(dst->dev) : LL_MAX_HEADER) + ipl +
 	       sizeof(*uh);
-	skb = sroce_skb_alloc(room + len);
+	skb = sroce_skb_alloc(room + len, big);
 	if (!skb) {
 		dst_release(dst);
 		return NULL;

@@ -511,6 +511,8 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	kvfree(qp->swqe);
 	kvfree(qp->resp.jobs);
 	dst_cache_destroy(&qp->dst_cache);
+	sroce_big_head_free(&qp->req.big_head);
+	sroce_big_head_free(&qp->resp.big_head);
 	sroce_res_put(sdev, SROCE_RES_QP);
 	return 0;
 }

@@ -568,7 +568,8 @@ static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 	hlen = sroce_opcode_hdr_len(opcode);
 	skb = sroce_pkt_alloc(qp, ud ? &w->av : &qp->av,
 			      ud ? sroce_ud_sport(qp, w) : qp->sport,
-			      hlen + paylen + pad + SROCE_ICRC_LEN);
+			      hlen + paylen + pad + SROCE_ICRC_LEN,
+			      &qp->req.big_head);
 	chunk = npkts > 1 && w->opcode != IB_WR_RDMA_READ;
 	if (!skb && !chunk)
 		return ERR_PTR(-ENOMEM);

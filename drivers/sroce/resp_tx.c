@@ -35,7 +35,8 @@ static struct sk_buff *sroce_resp_read_pkt(struct sroce_qp *qp,
 	pad = sroce_pad_len(paylen);
 	hlen = sroce_opcode_hdr_len(opcode);
 	skb = sroce_pkt_alloc(qp, &qp->av, qp->sport,
-			      hlen + paylen + pad + SROCE_ICRC_LEN);
+			      hlen + paylen + pad + SROCE_ICRC_LEN,
+			      &qp->resp.big_head);
 	if (!skb)
 		return ERR_PTR(-ENOMEM);
 	sroce_bth_init((struct sroce_bth *)skb->data, opcode, 0, pad,
@@ -78,7 +79,8 @@ static struct sk_buff *sroce_resp_ack_pkt(struct sroce_qp *qp,
 	u8 *p;
 	u32 crc;
 
-	skb = sroce_pkt_alloc(qp, &qp->av, qp->sport, hlen + SROCE_ICRC_LEN);
+	skb = sroce_pkt_alloc(qp, &qp->av, qp->sport, hlen + SROCE_ICRC_LEN,
+			      NULL);
 	if (!skb)
 		return NULL;
 	sroce_bth_init((struct sroce_bth *)skb->data, opcode, 0, 0,

@@ -489,11 +489,13 @@ static_assert((SROCE_RJOBS & (SROCE_RJOBS - 1)) == 0);
 /*
  * A WRITE or SEND to a QP in the same host goes in pieces of up to this
  * many bytes, each one packet standing for the PSNs of the path-MTU
- * packets it replaces (req.c). Its head (about 17 KiB) comes from the
- * per-CPU page fragment cache while the cache's page has room for it, and
- * from kmalloc otherwise.
+ * packets it replaces (req.c). Its head (about 17 KiB) is built in the
+ * requester's own page (sroce_pkt_alloc()).
  */
 #define SROCE_LOCAL_CHUNK	16384
+/* The page a send stream keeps for packet heads over a page (net.c). */
+#define SROCE_BIG_HEAD_ORDER	3
+static_assert(SROCE_LOCAL_CHUNK + 2048 <= PAGE_SIZE << SROCE_BIG_HEAD_ORDER);
 /* The shortest ACK timeout sroce waits, whatever the QP asks for. */
 #define SROCE_ACK_TIMEOUT_MIN_NS	(200ULL * NSEC_PER_MSEC)
 /* The window after an ACK timeout; it grows back as PSNs are acknowledged. */
@@ -542,6 +544,7 @@ struct sroce_req_state {
 	bool			rd_gap;		/* rewound for a READ gap */
 	bool			peer_local;	/* last route stayed in the host */
 	u8			err;		/* WC status once failed */
+	struct page		*big_head;	/* sroce_pkt_alloc()'s */
 	struct hrtimer		timer;		/* retransmit and RNR */
 	u64			timer_ns;	/* ACK timeout, 0 = none */
 	ktime_t			ack_deadline;	/* the ACK timeout expires then */
@@ -586,6 +589,7 @@ struct sroce_resp_state {
 	unsigned long		rd_pace_tick;
 	bool			rd_loss;	/* asked again since the last READ */
 	struct sroce_rjob	*jobs;		/* SROCE_RJOBS of them */
+	struct page		*big_head;	/* sroce_pkt_alloc()'s */
 };
 
 struct sroce_qp {
@@ -1024,7 +1028,9 @@ void sroce_net_put(struct sroce_net *sn);
 void sroce_net_close(struct net *net);
 struct sroce_dev *sroce_dev_get_by_netdev(struct net_device *ndev);
 struct sk_buff *sroce_pkt_alloc(struct sroce_qp *qp, const struct rxe_av *av,
-				u16 sport, unsigned int len);
+				u16 sport, unsigned int len, struct page **big);
+void sroce_big_head_free(struct page **big);
+struct sk_buff *sroce_skb_alloc(unsigned int size, struct page **big);
 int sroce_pkt_xmit(struct sroce_qp *qp, struct sk_buff *skb);
 
 /* A packet of sroce_pkt_alloc() whose route stays in this host. */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* KUnit: MTU derivation and key layout. */
+/* KUnit: MTU derivation, key layout and packet heads. */
 #include <kunit/test.h>
 
 #include "../sroce.h"
@@ -46,9 +46,50 @@ static void dev_keys(struct kunit *test)
 	}
 }
 
+/*
+ * A head over a page comes from the stream's own page while the last one
+ * built there has been freed, from elsewhere while it is out; a packet
+ * still out when the stream goes keeps the page.
+ */
+static void dev_big_head(struct kunit *test)
+{
+	unsigned int size = SROCE_LOCAL_CHUNK + 256;
+	struct sk_buff *a, *b, *c, *d;
+	struct page *big = NULL;
+
+	a = sroce_skb_alloc(size, &big);
+	KUNIT_ASSERT_NOT_NULL(test, a);
+	KUNIT_ASSERT_NOT_NULL(test, big);
+	KUNIT_EXPECT_PTR_EQ(test, (void *)a->head, page_address(big));
+	KUNIT_EXPECT_EQ(test, page_ref_count(big), 2);
+
+	b = sroce_skb_alloc(size, &big);
+	KUNIT_ASSERT_NOT_NULL(test, b);
+	KUNIT_EXPECT_PTR_NE(test, (void *)b->head, page_address(big));
+	kfree_skb(a);
+	KUNIT_EXPECT_EQ(test, page_ref_count(big), 1);
+
+	c = sroce_skb_alloc(size, &big);
+	KUNIT_ASSERT_NOT_NULL(test, c);
+	KUNIT_EXPECT_PTR_EQ(test, (void *)c->head, page_address(big));
+	/* A head of a page or less never takes it. */
+	d = sroce_skb_alloc(256, &big);
+	KUNIT_ASSERT_NOT_NULL(test, d);
+	KUNIT_EXPECT_PTR_NE(test, (void *)d->head, page_address(big));
+	KUNIT_EXPECT_EQ(test, page_ref_count(big), 2);
+	kfree_skb(d);
+	kfree_skb(b);
+
+	sroce_big_head_free(&big);
+	KUNIT_EXPECT_NULL(test, big);
+	KUNIT_EXPECT_EQ(test, page_ref_count(virt_to_head_page(c->head)), 1);
+	kfree_skb(c);
+}
+
 static struct kunit_case dev_cases[] = {
 	KUNIT_CASE(dev_mtu),
 	KUNIT_CASE(dev_keys),
+	KUNIT_CASE(dev_big_head),
 	{}
 };
 
