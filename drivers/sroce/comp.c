@@ -327,6 +327,8 @@ static int sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
 				.to_mr = true, .qp = qp,
 				.kick = SROCE_ODP_KICK_RESEND };
 	u8 op = pkt->opcode & SROCE_OP_MASK;
+	/* A local chunk stands for this many path-MTU packets' bytes. */
+	u32 span = (pkt->more_psns + 1) * qp->pmtu;
 	struct sroce_swqe *w;
 	u32 resid, end, crc;
 	int err;
@@ -356,10 +358,10 @@ place:
 	end = min(w->length, w->rd_done - w->rd_done % w->rd_chunk +
 			      w->rd_chunk);
 	resid = end - w->rd_done;
-	if (resid > qp->pmtu) {
+	if (resid > span) {
 		if ((op != SROCE_OP_READ_RESP_FIRST &&
 		     op != SROCE_OP_READ_RESP_MIDDLE) ||
-		    pkt->paylen != qp->pmtu)
+		    pkt->paylen != span)
 			goto malformed;
 	} else if ((op != SROCE_OP_READ_RESP_LAST &&
 		    op != SROCE_OP_READ_RESP_ONLY) || pkt->paylen != resid) {
@@ -384,7 +386,8 @@ place:
 	qp->req.rd_gap = false;
 	if (w->rd_done == w->length)
 		w->done = 1;
-	return sroce_comp_ack(qp, pkt->psn, false);
+	return sroce_comp_ack(qp, sroce_psn_add(pkt->psn, pkt->more_psns),
+			      false);
 
 malformed:
 	if (sroce_pkt_icrc_ok(pkt))

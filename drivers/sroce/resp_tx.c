@@ -11,13 +11,19 @@
 
 /*
  * Build the next packet of a READ job; NULL when its MR went away, an
- * ERR_PTR when it must wait (memory, an ODP fault).
+ * ERR_PTR when it must wait (memory, an ODP fault). To a requester in the
+ * same host (the last packet's route stayed here) the packet is a chunk of
+ * up to SROCE_LOCAL_CHUNK bytes, as the requester's own are (req.c); the
+ * requester's READ requests already hold the window for its PSNs.
  */
 static struct sk_buff *sroce_resp_read_pkt(struct sroce_qp *qp,
 					   struct sroce_rjob *j, u32 *psnp)
 {
-	u32 paylen = min(qp->pmtu, j->len - j->off), pad, crc;
+	u32 room = qp->resp.peer_local ?
+		   SROCE_LOCAL_CHUNK / qp->pmtu * qp->pmtu : qp->pmtu;
+	u32 paylen = min(room, j->len - j->off), pad, crc;
 	bool first = !j->off && !j->mid, last = j->off + paylen == j->len;
+	bool chunk = paylen > qp->pmtu;
 	struct sroce_copy c = {};
 	struct sk_buff *skb;
 	unsigned int hlen;
@@ -37,6 +43,12 @@ static struct sk_buff *sroce_resp_read_pkt(struct sroce_qp *qp,
 	skb = sroce_pkt_alloc(qp, &qp->av, qp->sport,
 			      hlen + paylen + pad + SROCE_ICRC_LEN,
 			      &qp->resp.big_head);
+	/* Built again at the path MTU if the route left, or no memory. */
+	qp->resp.peer_local = skb && sroce_pkt_is_local(skb);
+	if (chunk && !qp->resp.peer_local) {
+		kfree_skb(skb);
+		return sroce_resp_read_pkt(qp, j, psnp);
+	}
 	if (!skb)
 		return ERR_PTR(-ENOMEM);
 	sroce_bth_init((struct sroce_bth *)skb->data, opcode, 0, pad,

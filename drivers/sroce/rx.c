@@ -182,9 +182,10 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool local)
 		goto drop;
 	}
 	/*
-	 * A local RC request longer than the path MTU is a chunk (req.c):
-	 * one packet for the PSNs of the ones it replaces. Only sroce builds
-	 * local packets; from the wire such a length is refused as ever.
+	 * A local RC request or READ response longer than the path MTU is
+	 * a chunk (req.c, resp_tx.c): one packet for the PSNs of the ones it
+	 * replaces. Only sroce builds local packets; from the wire such a
+	 * length is refused as ever.
 	 */
 	if (local && pkt.paylen > qp->pmtu)
 		pkt.more_psns = DIV_ROUND_UP(pkt.paylen, qp->pmtu) - 1;

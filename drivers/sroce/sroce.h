@@ -487,10 +487,10 @@ static_assert((SROCE_RJOBS & (SROCE_RJOBS - 1)) == 0);
 /* Unacknowledged PSNs in flight per QP; the most a sroce READ asks for. */
 #define SROCE_WINDOW	64
 /*
- * A WRITE or SEND to a QP in the same host goes in pieces of up to this
- * many bytes, each one packet standing for the PSNs of the path-MTU
- * packets it replaces (req.c). Its head (about 17 KiB) is built in the
- * requester's own page (sroce_pkt_alloc()).
+ * A WRITE, a SEND or READ responses to a QP in the same host go in pieces
+ * of up to this many bytes, each one packet standing for the PSNs of the
+ * path-MTU packets it replaces (req.c, resp_tx.c). Its head (about
+ * 17 KiB) is built in the sending stream's own page (sroce_pkt_alloc()).
  */
 #define SROCE_LOCAL_CHUNK	16384
 /* The page a send stream keeps for packet heads over a page (net.c). */
@@ -588,6 +588,7 @@ struct sroce_resp_state {
 	u16			rd_pace_sent;	/* in the jiffy rd_pace_tick */
 	unsigned long		rd_pace_tick;
 	bool			rd_loss;	/* asked again since the last READ */
+	bool			peer_local;	/* last route stayed in the host */
 	struct sroce_rjob	*jobs;		/* SROCE_RJOBS of them */
 	struct page		*big_head;	/* sroce_pkt_alloc()'s */
 };
