@@ -129,7 +129,7 @@ if [ "$mode" = netem ] && [ "$drv" = sroce ]; then
 	t "netem's corrupted packets dropped by the ICRC check (rx_icrc_errors $(counter rx_icrc_errors))" \
 		test "$(counter rx_icrc_errors)" -gt 0
 fi
-t "both done" guest_barrier done 300
+t "both done" guest_barrier "done" 300
 [ "$mode" = netem ] && netem_off
 t "rdma link delete $dev" rdma link delete "$dev"
 finish

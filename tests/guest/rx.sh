@@ -58,7 +58,7 @@ else
 	t "the SEND with a foreign P_Key counted in rx_drop_pkey" \
 		test "$(counter rx_drop_pkey)" = $((pkey0 + 1))
 fi
-guest_barrier done 120
+guest_barrier "done" 120
 t "rdma link delete sroce0" rdma link delete sroce0
 kmemleak_check
 finish
