@@ -220,18 +220,20 @@ pcap() {
 # rdma_rxe in either role.
 full_suite() {
 	local k=$1 interop_mode=${2:-ci}
-	# A process scribbling its own rings (scribble.sh) shares the device
-	# checks' boot: 120 rounds, about 40 s (make check-all 200); then 20 s
-	# of concurrent random verbs (stress.sh; make check-all 90 s).
+	# A process scribbling its own rings (scribble.sh) shares the error
+	# paths' boot, after the teardown under traffic: 120 rounds, about
+	# 55 s (make check-all 200); then 20 s of concurrent random verbs
+	# (stress.sh; make check-all 90 s). (With the device checks they
+	# made that boot 423 s beside the error paths' 208 s.)
 	local srounds=120 ssecs=20
 	[ "${SROCE_CHECK_ALL:-}" != 1 ] || { srounds=200; ssecs=90; }
-	vm_bg "functional-$k" "$k" "$top/tests/guest/run.sh" functional.sh + scribble.sh $srounds + stress.sh $ssecs + netns.sh suite
+	vm_bg "functional-$k" "$k" "$top/tests/guest/run.sh" functional.sh + netns.sh suite
 	# Teardown under traffic (chaos.sh) shares the error paths' boot:
 	# each of the eight actions once (make check-all: twice) and 12
 	# rounds of each verbs teardown.
 	local rounds=8
 	[ "${SROCE_CHECK_ALL:-}" != 1 ] || rounds=16
-	vm_bg "rc-errors-$k" "$k" "$top/tests/guest/run.sh" rc-errors.sh + chaos.sh $rounds 12
+	vm_bg "rc-errors-$k" "$k" "$top/tests/guest/run.sh" rc-errors.sh + chaos.sh $rounds 12 + scribble.sh $srounds + stress.sh $ssecs
 	mx "$k" functional mx "$k" netns vm_join "functional-$k"
 	mx "$k" rc-errors vm_join "rc-errors-$k"
 	# A newer distribution's rdma-core (sid's rxe provider and its own
@@ -269,29 +271,36 @@ full_suite() {
 	mx "$k" netem vm "integrity-netem-$k" "$k" 2 "$top/tests/guest/run.sh" integrity.sh sroce sroce $nibytes netem + nvmeof.sh sroce sroce $nnbytes netem
 	# The kernel's consumers, then the RDMA stacks of the userland
 	# (middleware.sh: UCX, Open MPI, libfabric, qperf; against rdma_rxe
-	# their RC parts), in the same boots.
+	# their RC parts, in make check-all only), in the same boots.
 	mx "$k" ulp vm "ulp-$k" "$k" 2 "$top/tests/guest/run.sh" ulp.sh sroce sroce $nbytes sroce sroce 32M + middleware.sh sroce sroce "$(mw_parts "$k")"
-	mx "$k" ulp vm "ulp-rxe-$k" "$k" 2 "$top/tests/guest/run.sh" ulp.sh sroce rxe 32M rxe sroce 8M + middleware.sh sroce rxe "$(mw_parts "$k")"
+	if [ "${SROCE_CHECK_ALL:-}" = 1 ]; then
+		mx "$k" ulp vm "ulp-rxe-$k" "$k" 2 "$top/tests/guest/run.sh" ulp.sh sroce rxe 32M rxe sroce 8M + middleware.sh sroce rxe "$(mw_parts "$k")"
+	else
+		mx "$k" ulp vm "ulp-rxe-$k" "$k" 2 "$top/tests/guest/run.sh" ulp.sh sroce rxe 32M rxe sroce 8M
+	fi
 	mw_trixie "$k"
 }
 
 # What middleware.sh runs on kernel K's own userland: sid's UCX
 # (1.23.0~rc1) is built without verbs (no libuct_ib, no libibverbs), so
-# on 7.2 UCX and Open MPI run with trixie's userland instead (mw_trixie),
-# in make check-all only (210 s; make check runs trixie's UCX and Open
-# MPI on 6.12, bookworm's on 6.1).
+# on 7.2 UCX and Open MPI run with trixie's userland instead (mw_trixie).
+# make check runs the middleware on 6.1 only, with bookworm's userland
+# (on 6.12 it took about 235 s of the NVMe-oF boot, UCX and Open MPI
+# on 7.2 a boot of 210 s);
+# make check-all on every kernel.
 mw_parts() {
 	if [ "$1" = 7.2 ]; then echo libfabric,qperf; else echo ucx,mpi,libfabric,qperf; fi
 }
 mw_trixie() {
-	[ "$1" != 7.2 ] || [ "${SROCE_CHECK_ALL:-}" != 1 ] ||
+	[ "$1" != 7.2 ] ||
 		mx 7.2 middleware vm middleware-trixie-7.2 7.2 2 --userland trixie "$top/tests/guest/run.sh" middleware.sh sroce sroce ucx,mpi
 }
 
 # The other kernels of the matrix: load/unload and device checks with the
 # userland's own rdma-core suite, the RC sweep (every perftest tool at
 # three sizes, rdma_cm, atomics, rping, pingpong, UD/UC/SRQ) against that
-# kernel's own rdma_rxe, and an NVMe-oF smoke run between two sroce guests.
+# kernel's own rdma_rxe, an NVMe-oF run between two sroce guests and the
+# hostile wire.
 # The functional run is started beforehand (vm_bg), beside the other's.
 short_suite() {
 	local k=$1
@@ -300,8 +309,7 @@ short_suite() {
 	# With teardown across the guests (process death, device removal
 	# and rmmod on either side) and storms beside a victim connection
 	# (4 MiB through each).
-	mx "$k" ulp vm "nvmeof-$k" "$k" 2 "$top/tests/guest/run.sh" nvmeof.sh sroce sroce 16M + chaos-peer.sh 3 kill link-delete rmmod + storm.sh sroce sroce 4M + middleware.sh sroce sroce "$(mw_parts "$k")"
-	mw_trixie "$k"
+	mx "$k" ulp vm "nvmeof-$k" "$k" 2 "$top/tests/guest/run.sh" nvmeof.sh sroce sroce 16M + chaos-peer.sh 3 kill link-delete rmmod + storm.sh sroce sroce 4M
 	# The hostile wire on this kernel too, in one boot: hand-built
 	# packets and forged ones from a third address into live QPs
 	# (rx.sh), 10^5 fuzzed frames (10^6 on 6.1 and in make check-all:
@@ -318,6 +326,60 @@ dkms_install() {
 		"$here/dkms-check.sh" "$1" "$res/dkms-$1"
 	mx "$1" dkms vm "dkms-autoload-$1" "$1" 1 "$top/tests/guest/run.sh" dkms.sh "$res/dkms-$1/modules"
 }
+
+# The debug kernel (KASAN, lockdep, kmemleak, UBSAN) first, its runs the
+# longest and the likeliest to find a defect: the same checks with
+# smaller sizes and counts (KASAN under TCG moves about 1 MB/s; rdma_rxe's
+# own receive path trips KASAN there, so no interop).
+# Two one-guest runs side by side, one per host core: the device checks,
+# and the RC error paths followed by KUnit in the same boot; then the
+# two-guest runs, a boot each (one boot for all three took longer than
+# three: testing.rst).
+# Ring scribbling in the device checks' boot: 10 rounds (make check-all
+# 60), 1.7 to 5.5 s each there.
+# FAULT_PCT% of the allocations the scribbler's and the stressor's calls
+# into sroce make fail (failslab, fail_page_alloc).
+FAULT_PCT=2
+if [ "${SROCE_CHECK_ALL:-}" = 1 ]; then
+	vm_bg functional-debug debug "$top/tests/guest/run.sh" functional.sh + scribble.sh 60 1 $FAULT_PCT + netns.sh suite
+else
+	vm_bg functional-debug debug "$top/tests/guest/run.sh" functional.sh + scribble.sh 10 1 $FAULT_PCT
+fi
+# Teardown under traffic there: process death and rmmod (which deletes
+# the devices under traffic too; make check-all: all eight actions,
+# twice), and 2 rounds of each
+# verbs teardown (4 in make check-all); then 15 s of concurrent random
+# verbs (40 s), under fault injection too.
+if [ "${SROCE_CHECK_ALL:-}" = 1 ]; then
+	vm_bg rc-errors-debug debug "$top/tests/guest/run.sh" rc-errors.sh + kunit.sh + chaos.sh 16 4 + stress.sh 40 4 1 $FAULT_PCT
+else
+	vm_bg rc-errors-debug debug "$top/tests/guest/run.sh" rc-errors.sh + kunit.sh + chaos.sh 2 2 kill-server rmmod + stress.sh 15 4 1 $FAULT_PCT
+fi
+if [ "${SROCE_CHECK_ALL:-}" = 1 ]; then
+	mx debug functional mx debug netns vm_join functional-debug
+else
+	mx debug functional vm_join functional-debug
+fi
+mx debug rc-errors vm_join rc-errors-debug
+mx debug kunit kunit
+# The wire fuzzer shares the hand-built packets' boot. KASAN holds the
+# target to ~400 frames/s: 10^5 frames took 808 s with rx.sh on a loaded
+# host, which the check's hour cannot hold; make check runs 2*10^4,
+# make check-all 10^5. In make check both follow the RC data path
+# (rc.sh quick) in its boot (a debug boot with its teardown and
+# kmemleak scan costs about 100 s), rc.sh first: perftest ran a third
+# slower late in a long debug boot (testing.rst); NVMe-oF with fio
+# verify (4 MiB) ends it. make check-all gives rc.sh a boot of its own
+# with teardown across the guests: process death in one guest, rmmod in
+# the other (about 100 s a round under KASAN), and the kernel's
+# consumers one of their own (NVMe-oF 8 MiB and NFS over RDMA 4 MiB).
+if [ "${SROCE_CHECK_ALL:-}" = 1 ]; then
+	mx debug rx mx debug fuzz vm rx-two-vms-debug debug 2 "$top/tests/guest/run.sh" rx.sh + fuzz.sh
+	mx debug rc vm rc-debug debug 2 "$top/tests/guest/run.sh" rc.sh sroce sroce quick + chaos-peer.sh 2 kill rmmod
+	mx debug ulp vm ulp-debug debug 2 "$top/tests/guest/run.sh" ulp.sh sroce sroce 8M sroce sroce 4M
+else
+	mx debug rx mx debug fuzz mx debug rc mx debug ulp vm rc-rx-debug debug 2 "$top/tests/guest/run.sh" rc.sh sroce sroce quick + rx.sh + fuzz.sh 20000 + nvmeof.sh sroce sroce 4M
+fi
 
 # The primary kernel, 6.1 for now (Documentation/testing.rst), gets the
 # full suite; against rdma_rxe the RC sweep, not the 8 MiB sweeps, to keep
@@ -358,55 +420,6 @@ cross_mode=cross
 mx 6.1 cross-7.2-rxe vm cross-6.1-sroce-7.2-rxe 6.1,7.2 2 --userland host "$top/tests/guest/run.sh" rc.sh sroce rxe "$cross_mode"
 [ "${SROCE_CHECK_ALL:-}" != 1 ] ||
 	mx 7.2 cross-6.1-rxe vm cross-7.2-sroce-6.1-rxe 7.2,6.1 2 --userland host "$top/tests/guest/run.sh" rc.sh sroce rxe "$cross_mode"
-
-# The debug kernel (KASAN, lockdep, kmemleak, UBSAN): the same checks with
-# smaller sizes and counts (KASAN under TCG moves about 1 MB/s; rdma_rxe's
-# own receive path trips KASAN there, so no interop).
-# Two one-guest runs side by side, one per host core: the device checks,
-# and the RC error paths followed by KUnit in the same boot; then the
-# two-guest runs, a boot each (one boot for all three took longer than
-# three: testing.rst).
-# Ring scribbling in the device checks' boot: 10 rounds (make check-all
-# 60), 1.7 to 5.5 s each there.
-# FAULT_PCT% of the allocations the scribbler's and the stressor's calls
-# into sroce make fail (failslab, fail_page_alloc).
-FAULT_PCT=2
-if [ "${SROCE_CHECK_ALL:-}" = 1 ]; then
-	vm_bg functional-debug debug "$top/tests/guest/run.sh" functional.sh + scribble.sh 60 1 $FAULT_PCT + netns.sh suite
-else
-	vm_bg functional-debug debug "$top/tests/guest/run.sh" functional.sh + scribble.sh 10 1 $FAULT_PCT + netns.sh quick
-fi
-# Teardown under traffic there: process death and rmmod (which deletes
-# the devices under traffic too; make check-all: all eight actions,
-# twice), and 2 rounds of each
-# verbs teardown (4 in make check-all); then 15 s of concurrent random
-# verbs (40 s), under fault injection too.
-if [ "${SROCE_CHECK_ALL:-}" = 1 ]; then
-	vm_bg rc-errors-debug debug "$top/tests/guest/run.sh" rc-errors.sh + kunit.sh + chaos.sh 16 4 + stress.sh 40 4 1 $FAULT_PCT
-else
-	vm_bg rc-errors-debug debug "$top/tests/guest/run.sh" rc-errors.sh + kunit.sh + chaos.sh 2 2 kill-server rmmod + stress.sh 15 4 1 $FAULT_PCT
-fi
-mx debug functional mx debug netns vm_join functional-debug
-mx debug rc-errors vm_join rc-errors-debug
-mx debug kunit kunit
-# The wire fuzzer shares the hand-built packets' boot. KASAN holds the
-# target to ~400 frames/s: 10^5 frames took 808 s with rx.sh on a loaded
-# host, which the check's hour cannot hold; make check runs 2*10^4,
-# make check-all 10^5. In make check both follow the RC data path
-# (rc.sh quick) in its boot (a debug boot with its teardown and
-# kmemleak scan costs about 100 s), rc.sh first: perftest ran a third
-# slower late in a long debug boot (testing.rst); NVMe-oF with fio
-# verify (4 MiB) ends it. make check-all gives rc.sh a boot of its own
-# with teardown across the guests: process death in one guest, rmmod in
-# the other (about 100 s a round under KASAN), and the kernel's
-# consumers one of their own (NVMe-oF 8 MiB and NFS over RDMA 4 MiB).
-if [ "${SROCE_CHECK_ALL:-}" = 1 ]; then
-	mx debug rx mx debug fuzz vm rx-two-vms-debug debug 2 "$top/tests/guest/run.sh" rx.sh + fuzz.sh
-	mx debug rc vm rc-debug debug 2 "$top/tests/guest/run.sh" rc.sh sroce sroce quick + chaos-peer.sh 2 kill rmmod
-	mx debug ulp vm ulp-debug debug 2 "$top/tests/guest/run.sh" ulp.sh sroce sroce 8M sroce sroce 4M
-else
-	mx debug rx mx debug fuzz mx debug rc mx debug ulp vm rc-rx-debug debug 2 "$top/tests/guest/run.sh" rc.sh sroce sroce quick + rx.sh + fuzz.sh 20000 + nvmeof.sh sroce sroce 4M
-fi
 
 # The matrix: one row per kernel, one column per kind of step.
 printf '\nmatrix (kernel x step; "-" not run on that kernel):\n%-7s' kernel
