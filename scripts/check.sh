@@ -359,19 +359,24 @@ if [ "${SROCE_CHECK_ALL:-}" = 1 ]; then
 	mx debug ulp vm ulp-debug debug 2 "$top/tests/guest/run.sh" ulp.sh sroce sroce 8M sroce sroce 4M
 else
 	# make check, sized for CI's 90 minutes on a slow host: side by
-	# side, the RC error paths followed by KUnit, and teardown under
+	# side, the RC error paths followed by KUnit and teardown under
 	# traffic (process death and rmmod, which deletes the devices under
-	# traffic too; 2 rounds of each verbs teardown) followed by 10
-	# rounds of ring scribbling and 15 s of random verbs, both under
-	# fault injection; then the hand-built and forged packets and 2*10^4
+	# traffic too; 2 rounds of each verbs teardown), and 10 rounds of
+	# ring scribbling and 15 s of random verbs, both under fault
+	# injection; then the hand-built and forged packets and 2*10^4
 	# fuzzed frames (rx.sh, fuzz.sh) beside a live RC connection
 	# between two guests. The device checks, the perftest runs (rc.sh
 	# quick) and NVMe-oF are make check-all's in this kernel.
-	vm_bg rc-errors-debug debug "$top/tests/guest/run.sh" rc-errors.sh + kunit.sh
-	vm_bg chaos-debug debug "$top/tests/guest/run.sh" chaos.sh 2 2 kill-server rmmod + scribble.sh 10 1 $FAULT_PCT + stress.sh 15 4 1 $FAULT_PCT
+	# chaos.sh stays after rc-errors.sh: first in a fresh debug boot
+	# beside another, its first perftest server printed nothing for 87
+	# s (the tools and rdma-core's providers not yet read over 9p), so
+	# the integrity client started after its server's 30 s listen had
+	# ended and was rejected (testing.rst).
+	vm_bg rc-errors-debug debug "$top/tests/guest/run.sh" rc-errors.sh + kunit.sh + chaos.sh 2 2 kill-server rmmod
+	vm_bg scribble-debug debug "$top/tests/guest/run.sh" scribble.sh 10 1 $FAULT_PCT + stress.sh 15 4 1 $FAULT_PCT
 	mx debug rc-errors vm_join rc-errors-debug
 	mx debug kunit kunit
-	mx debug chaos vm_join chaos-debug
+	mx debug scribble vm_join scribble-debug
 	mx debug rx mx debug fuzz vm rx-debug debug 2 "$top/tests/guest/run.sh" rx.sh + fuzz.sh 20000
 fi
 
