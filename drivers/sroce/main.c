@@ -338,9 +338,10 @@ static struct notifier_block sroce_netdev_nb = {
 /*
  * Unregister every device whose netdev was in @net at newlink (any, for
  * NULL), one at a time: never by driver id, which rdma_rxe shares. A device
- * whose unregistration is already queued is handled here too;
- * ib_unregister_device() waits for it, and it leaves the list only once
- * it is freed (sroce_dealloc_driver()).
+ * whose unregistration is already queued is handled here too:
+ * ib_unregister_device() waits for it. One already in
+ * sroce_dealloc_driver() is off the list but may still hold its
+ * namespace's sockets; sroce_net_close() waits for those.
  */
 static void sroce_remove(struct net *net)
 {

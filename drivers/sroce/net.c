@@ -23,6 +23,7 @@
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/skbuff.h>
+#include <linux/wait_bit.h>
 #include <net/addrconf.h>
 #include <net/netns/generic.h>
 #include <net/ip6_route.h>
@@ -878,24 +879,33 @@ struct sroce_net *sroce_net_get(struct net *net)
 void sroce_net_put(struct sroce_net *sn)
 {
 	mutex_lock(&sroce_net_mutex);
-	if (!WARN_ON(!sn->users) && !--sn->users)
-		sroce_net_release(sn);
+	if (!WARN_ON(!sn->users)) {
+		WRITE_ONCE(sn->users, sn->users - 1);	/* sroce_net_close() */
+		if (!sn->users) {
+			sroce_net_release(sn);
+			/* Under the mutex, which sroce_net_close() takes next. */
+			wake_up_var(&sn->users);
+		}
+	}
 	mutex_unlock(&sroce_net_mutex);
 }
 
 /**
  * sroce_net_close() - a namespace is going: close its sockets
- * @net: the namespace, none of whose devices is left
+ * @net: the namespace, none of whose devices is left on main.c's list
  *
- * From the namespace's pernet exit, once its devices are gone (main.c's
- * sroce_pernet_exit()).
+ * From the namespace's pernet exit, once its listed devices are gone
+ * (main.c's sroce_pernet_exit()). A device whose queued unregistration
+ * already took it off the list may still be inside its dealloc, before
+ * its sroce_net_put(): wait for that, or its put would land in the
+ * namespace's freed storage.
  */
 void sroce_net_close(struct net *net)
 {
 	struct sroce_net *sn = net_generic(net, sroce_net_id);
 
+	wait_var_event(&sn->users, !READ_ONCE(sn->users));
 	mutex_lock(&sroce_net_mutex);
-	WARN_ON(sn->users);
 	sroce_net_release(sn);
 	mutex_unlock(&sroce_net_mutex);
 }
