@@ -211,13 +211,6 @@ pcap() {
 		python3 "$here/pcap-check.py" "$res/$1/vm0/roce.pcap" --want "$PCAP_WANT"
 }
 
-# The full suite on one kernel: device and verbs (with the userland's own
-# rdma-core test suite), hand-built packets on the wire, the RC data path
-# between two sroce guests (every tool swept to 8 MiB, captured and
-# decoded) and against that kernel's rdma_rxe, the error paths and
-# atomics, the integrity tool clean and through netem, and the kernel's
-# own consumers (NVMe-oF with fio verify, NFS over RDMA), also against
-# rdma_rxe in either role.
 # full_suite's two one-guest boots, each started with vm_bg and joined
 # with the matching join: the device checks (functional.sh, with the
 # namespace checks and rdma-core's suite in a namespace), and the error
@@ -248,6 +241,13 @@ fs_errors_join() {
 	mx "$1" rc-errors vm_join "rc-errors-$1"
 }
 
+# The full suite on one kernel: device and verbs (with the userland's own
+# rdma-core test suite), hand-built packets on the wire, the RC data path
+# between two sroce guests (every tool swept to 8 MiB, captured and
+# decoded) and against that kernel's rdma_rxe, the error paths and
+# atomics, the integrity tool clean and through netem, and the kernel's
+# own consumers (NVMe-oF with fio verify, NFS over RDMA), also against
+# rdma_rxe in either role.
 # full_suite K [INTEROP_MODE [ONE_GUEST_DONE]]: ONE_GUEST_DONE=1 when
 # the two one-guest boots above already ran.
 full_suite() {
@@ -396,9 +396,9 @@ else
 	# ended and was rejected (testing.rst).
 	# The core the scribbler leaves free while the error paths run
 	# (about 600 s on a slow host) runs 6.1's two one-guest boots, one
-	# after the other; the last of them ends about when the error
-	# paths do. (After the debug runs, side by side, they took 348 s
-	# of the check.)
+	# after the other (701 + 317 + 295 s against the error paths'
+	# 1,182 s in a check on a slow host; after the debug runs, side by
+	# side, the pair took 348 s of the check).
 	vm_bg rc-errors-debug debug "$top/tests/guest/run.sh" rc-errors.sh + kunit.sh + chaos.sh 2 2 kill-server rmmod
 	vm_bg scribble-debug debug "$top/tests/guest/run.sh" scribble.sh 10 1 $FAULT_PCT + stress.sh 15 4 1 $FAULT_PCT
 	mx debug scribble vm_join scribble-debug
