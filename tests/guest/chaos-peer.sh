@@ -52,6 +52,7 @@ SURVIVOR_ERRORS='disconnected|completion error: (transport retry counter exceede
 kmemleak_clear
 t "install sroce.ko for modprobe" install_sroce
 t "modprobe rdma_ucm" modprobe rdma_ucm
+cm_trace_on
 
 # sroce0 on eth0 with both of its addresses (eth0's and VLAN 7's), as
 # every round starts.
@@ -119,6 +120,7 @@ round() {
 	[ "$me" = "$actor" ] && role=actor || role=survivor
 	name="round $n ($act in vm$actor)"
 	echo "chaos-peer: $name, this guest the $role" >/dev/kmsg
+	cm_trace_clear
 	gi=$(gid_lookup sroce0 "$gid") || { not_ok "$name: GID of $ip"; gi=0; }
 	perf=${PERF[n % 3]}
 	port=$((18900 + n % 100 * 2))
@@ -170,6 +172,7 @@ round() {
 		not_ok "$name: traffic flows before the teardown ($why)"
 		sed 's/^/#   /' "$l".* | tail -n 20
 		state "$name"
+		cm_trace_dump "$name"
 	fi
 	barrier "flowing-$n" 90
 	if [ $role = actor ]; then
@@ -239,6 +242,7 @@ round() {
 }
 
 run_rounds chaos-peer "$ROUNDS" "$logs/jobs.log" "${ACTIONS[@]}"
+cm_trace_off
 for why in "${!ENDED[@]}"; do
 	echo "# survivor ended ${ENDED[$why]} time(s): $why"
 done

@@ -37,6 +37,7 @@ kmemleak_clear
 modprobe dummy numdummies=0 2>/dev/null
 t "install sroce.ko for modprobe" install_sroce
 t "modprobe rdma_ucm" modprobe rdma_ucm
+cm_trace_on
 
 # The RoCE v2 GIDs of both devices' addresses (lib.sh's gid_lookup
 # finds their indexes).
@@ -71,6 +72,7 @@ round() {
 	[ "$act" = netdev-del ] && { dev=sroce1; ip=$D0_V4; gid=$D0_GID; }
 	name="round $n ($act on $dev)"
 	echo "chaos: $name" >/dev/kmsg
+	cm_trace_clear
 	gi=$(gid_lookup "$dev" "$gid") || { not_ok "$name: GID of $ip on $dev"; return; }
 	perf=${PERF[n % 3]}
 	port=$((18800 + n % 100 * 2))
@@ -99,6 +101,7 @@ round() {
 	   ! alive "$i_cli" || ! alive "$p_cli"; then
 		not_ok "$name: traffic flows before the teardown"
 		sed 's/^/#   /' "$l".* | tail -n 20
+		cm_trace_dump "$name"
 	fi
 	sleep "0.$((RANDOM % 10))"
 	case $act in
@@ -160,6 +163,7 @@ round() {
 }
 
 run_rounds chaos "$ROUNDS" "$logs/jobs.log" "${ACTIONS[@]}"
+cm_trace_off
 
 T0=$SECONDS
 timeout -k 5 600 "$PY" "$SROCE_TREE/tests/pyverbs/teardown.py" sroce0 \

@@ -179,6 +179,54 @@ kmemleak_check() {
 	head -n 60 "$SROCE_OUT/kmemleak.txt" | sed 's/^/# /'
 }
 
+# cm_trace_on / cm_trace_dump / cm_trace_off: record rdma_cm's and ib_cm's
+# trace events, and (where kprobes exist) the result of every rdma_ucm
+# command, so that a connection refused for no reason shows who refused
+# it. Seen once in CI (debug kernel, chaos.sh): a client's REQ rejected
+# with reason 28 (consumer defined) while its server, listening, never saw
+# the request. librdmacm destroys a request it fails to set up and reads
+# on, so the server cannot tell; the kernel's side of it is in this trace.
+TRACEFS=/sys/kernel/tracing
+cm_trace_on() {
+	[ -d $TRACEFS/events ] || mount -t tracefs nodev $TRACEFS 2>/dev/null
+	[ -w $TRACEFS/trace ] || return 0
+	local e
+	for e in rdma_cma ib_cma; do
+		[ ! -d $TRACEFS/events/$e ] || echo 1 >$TRACEFS/events/$e/enable
+	done
+	# shellcheck disable=SC2016 # $retval is the kprobe's, not the shell's
+	if [ -w $TRACEFS/kprobe_events ] &&
+	   echo 'p:sroce_ucma ucma_write cmd=+u0($arg2):u32' >>$TRACEFS/kprobe_events 2>/dev/null &&
+	   echo 'r:sroce_ucma_ret ucma_write ret=$retval' >>$TRACEFS/kprobe_events 2>/dev/null; then
+		echo 1 >$TRACEFS/events/kprobes/sroce_ucma/enable
+		echo 1 >$TRACEFS/events/kprobes/sroce_ucma_ret/enable
+	fi
+	cm_trace_clear
+}
+# cm_trace_clear: forget the events so far (a round starts).
+cm_trace_clear() { [ ! -w $TRACEFS/trace ] || : >$TRACEFS/trace; }
+# cm_trace_dump LABEL: the last events, as TAP comments.
+cm_trace_dump() {
+	[ -r $TRACEFS/trace ] || return 0
+	echo "# $1: rdma_cm ids:"
+	rdma resource show cm_id 2>&1 | sed 's/^/#   /'
+	echo "# $1: the last rdma_cm/ib_cm events (ucma cmd 12 GET_EVENT, 19 QUERY, 1 DESTROY_ID):"
+	grep -v '^#' $TRACEFS/trace | tail -n 150 | sed 's/^/#   /'
+}
+cm_trace_off() {
+	[ -w $TRACEFS/trace ] || return 0
+	local e
+	for e in rdma_cma ib_cma; do
+		[ ! -d $TRACEFS/events/$e ] || echo 0 >$TRACEFS/events/$e/enable
+	done
+	if [ -d $TRACEFS/events/kprobes/sroce_ucma ]; then
+		echo 0 >$TRACEFS/events/kprobes/sroce_ucma/enable
+		echo 0 >$TRACEFS/events/kprobes/sroce_ucma_ret/enable
+		echo '-:sroce_ucma' >>$TRACEFS/kprobe_events
+		echo '-:sroce_ucma_ret' >>$TRACEFS/kprobe_events
+	fi
+}
+
 # counter NAME [DEV]: one of DEV's (sroce0's) port counters.
 counter() { cat "/sys/class/infiniband/${2:-sroce0}/ports/1/hw_counters/$1"; }
 
