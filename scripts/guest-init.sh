@@ -96,6 +96,27 @@ eval "set -- $SROCE_CMD"
 echo "guest-init: vm$n running $* (timeout ${budget}s)"
 cd "$SROCE_TREE"
 rc=0
-timeout -k 5 "$budget" "$@" < /dev/null || rc=$?
+timeout -k 5 "$budget" "$@" < /dev/null &
+tpid=$!
+# Shortly before the timeout, where every user task waits: a hang then
+# shows its place, also a killable sleep that the hung-task detector
+# never reports (seen once: a UD sender under netem on 6.12 that
+# outlived its own "timeout 900" and left no trace in the log).
+(
+	sleep $((budget > 60 ? budget - 20 : budget / 2))
+	kill -0 "$tpid" 2>/dev/null || exit 0
+	echo "guest-init: the test is still running; its tasks and their stacks:"
+	for d in /proc/[0-9]*; do
+		cmd=$(tr '\0' ' ' <"$d/cmdline" 2>/dev/null | cut -c1-120) || true
+		[ -n "$cmd" ] || continue		# kernel threads, gone
+		echo "guest-init: pid ${d#/proc/}" \
+			"$(awk '/^State/ { print $2 }' "$d/status" 2>/dev/null) $cmd"
+		sed 's/^/guest-init:     /' "$d/stack" 2>/dev/null | head -n 12 || true
+	done
+) &
+wpid=$!
+wait "$tpid" || rc=$?
+pkill -P "$wpid" 2>/dev/null || true
+kill "$wpid" 2>/dev/null || true
 [ "$rc" -ne 124 ] || echo "guest-init: test timed out after ${budget}s"
 echo "guest-init: vm$n test exited with $rc"
