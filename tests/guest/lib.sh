@@ -187,10 +187,15 @@ kmemleak_check() {
 # the request. librdmacm destroys a request it fails to set up and reads
 # on, so the server cannot tell; the kernel's side of it is in this trace.
 TRACEFS=/sys/kernel/tracing
+tracefs_mount() {
+	mountpoint -q $TRACEFS || mount -t tracefs nodev $TRACEFS
+}
 cm_trace_on() {
-	[ -d $TRACEFS/events ] || mount -t tracefs nodev $TRACEFS 2>/dev/null
+	tracefs_mount 2>/dev/null
 	[ -w $TRACEFS/trace ] || return 0
 	local e
+	# (trace_off leaves tracing on; a failed trace_on may not have)
+	echo 1 >$TRACEFS/tracing_on
 	for e in rdma_cma ib_cma; do
 		[ ! -d $TRACEFS/events/$e ] || echo 1 >$TRACEFS/events/$e/enable
 	done
@@ -291,10 +296,9 @@ account_check() {
 # 8 MiB per CPU; then all off, what they logged kept in
 # $SROCE_OUT/trace-NAME.txt, and whether the buffer lost none of it.
 # trace_count NAME PATTERN: how many of the kept events match PATTERN.
-TRACEFS=/sys/kernel/tracing
 trace_on() {
 	local e
-	mountpoint -q $TRACEFS || mount -t tracefs nodev $TRACEFS || return 1
+	tracefs_mount || return 1
 	echo 0 >$TRACEFS/tracing_on && echo 8192 >$TRACEFS/buffer_size_kb &&
 		: >$TRACEFS/trace || return 1
 	for e; do
