@@ -179,6 +179,15 @@ complete:
 		u32 acked = sroce_psn_diff(qp->req.una_psn, old);
 
 		qp->req.cwnd = sroce_cwnd_grow(qp->req.cwnd, acked);
+		if (qp->req.rtt_on &&
+		    sroce_psn_cmp(qp->req.una_psn, qp->req.rtt_psn) > 0) {
+			s64 us = ktime_us_delta(ktime_get(), qp->req.rtt_start);
+
+			qp->req.rtt_on = false;
+			sroce_rtt_sample(&qp->req.rtt,
+					 clamp_t(s64, us, 0, U32_MAX));
+		}
+		qp->req.backoff = 0;
 		qp->req.retry_left = qp->retry_cnt;
 		qp->req.rnr_left = qp->rnr_retry;
 		sroce_req_arm_timer(qp);

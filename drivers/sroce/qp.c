@@ -534,6 +534,9 @@ static void sroce_qp_reset_locked(struct sroce_qp *qp)
 	sroce_sq_discard(qp);
 	qp->req.rd_outstanding = 0;
 	qp->req.cwnd = 0;
+	qp->req.rtt = (struct sroce_rtt){};
+	qp->req.rtt_on = false;
+	qp->req.backoff = 0;
 	qp->req.rnr_wait = false;
 	qp->req.odp_wait = false;
 	/* A fault that failed before the reset fails nothing after it. */
@@ -798,8 +801,8 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *a, int mask,
 /* What sroce_fill_res_qp_entry() reports, named as `rdma resource` shows it. */
 struct sroce_qp_res {
 	u32 una_psn, next_psn, max_psn, sq_wqes, rd_outstanding, retry_left,
-	    rnr_left, rnr_wait, timer, rq_wqes, msn, resp_jobs, read_jobs,
-	    nak_seq;
+	    rnr_left, rnr_wait, timer, srtt_us, rto_us, rq_wqes, msn,
+	    resp_jobs, read_jobs, nak_seq;
 };
 
 #define SROCE_QP_RES(f, hex) SROCE_RES_FIELD(struct sroce_qp_res, f, hex)
@@ -808,7 +811,8 @@ static const struct sroce_res_field sroce_qp_res_fields[] = {
 	SROCE_QP_RES(max_psn, true), SROCE_QP_RES(sq_wqes, false),
 	SROCE_QP_RES(rd_outstanding, false), SROCE_QP_RES(retry_left, false),
 	SROCE_QP_RES(rnr_left, false), SROCE_QP_RES(rnr_wait, false),
-	SROCE_QP_RES(timer, false), SROCE_QP_RES(rq_wqes, false),
+	SROCE_QP_RES(timer, false), SROCE_QP_RES(srtt_us, false),
+	SROCE_QP_RES(rto_us, false), SROCE_QP_RES(rq_wqes, false),
 	SROCE_QP_RES(msn, false), SROCE_QP_RES(resp_jobs, false),
 	SROCE_QP_RES(read_jobs, false), SROCE_QP_RES(nak_seq, false),
 };
@@ -821,9 +825,10 @@ static const struct sroce_res_field sroce_qp_res_fields[] = {
  * What ``rdma resource show qp -dd`` adds to ib_core's own attributes
  * (state, type, the PSNs of query_qp): the requester's window (oldest
  * unacknowledged, next and highest PSN sent), its WQEs not yet complete,
- * READs and atomics outstanding, the retry and RNR budgets left and the
- * timer; the responder's receive WQEs posted (none with an SRQ), its MSN,
- * the READ and ACK jobs queued and whether a sequence NAK is outstanding.
+ * READs and atomics outstanding, the retry and RNR budgets left, the
+ * timer, the smoothed round trip and the timer's period now; the
+ * responder's receive WQEs posted (none with an SRQ), its MSN, the READ
+ * and ACK jobs queued and whether a sequence NAK is outstanding.
  * A snapshot under both locks.
  *
  * Return: 0, or -EMSGSIZE when the message is full.
@@ -844,6 +849,9 @@ int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	r.rnr_left = qp->req.rnr_left;
 	r.rnr_wait = qp->req.rnr_wait;
 	r.timer = hrtimer_active(&qp->req.timer);
+	r.srtt_us = qp->req.rtt.srtt_us;
+	r.rto_us = min_t(u64, div_u64(sroce_req_rto_ns(qp), NSEC_PER_USEC),
+			 U32_MAX);
 	if (qp->rq.buf)
 		r.rq_wqes = ((qp->user ? sroce_queue_user_prod(&qp->rq) :
 			      qp->rq.prod) - qp->rq.cons) & qp->rq.index_mask;

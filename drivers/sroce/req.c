@@ -72,26 +72,91 @@ u8 sroce_req_opcode(u32 wr_opcode, bool first, bool last)
 EXPORT_SYMBOL_IF_KUNIT(sroce_req_opcode);
 
 /**
- * sroce_ack_timeout_ns() - the local ACK timeout
+ * sroce_ack_timeout_ns() - the local ACK timeout a QP asks for
  * @timeout: the QP attribute, 0..31
  *
- * IBTA's 4.096 us * 2^@timeout is the least a requester waits. Software
- * on both ends can stall longer than that without losing anything (a
- * loaded host, a guest not scheduled); a timer that fires then sends the
- * window again behind what is still on its way, and the duplicates delay
- * the answer past the next expiry. So sroce waits at least 200 ms, the
- * least TCP waits before it retransmits (TCP_RTO_MIN). A lost packet is
- * mostly found sooner, by the PSN gap behind it.
- *
- * Return: the timer's period in ns; 0 (no timer) for @timeout 0.
+ * Return: IBTA's 4.096 us * 2^@timeout in ns, the least a requester waits
+ * (sroce_rto_ns() may wait longer); 0 (no timer) for @timeout 0.
  */
 u64 sroce_ack_timeout_ns(u8 timeout)
 {
 	if (!timeout)
 		return 0;
-	return max(4096ULL << min_t(u8, timeout, 31), SROCE_ACK_TIMEOUT_MIN_NS);
+	return 4096ULL << min_t(u8, timeout, 31);
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_ack_timeout_ns);
+
+/**
+ * sroce_rtt_sample() - fold one measured round trip into the estimate
+ * @r: the estimate
+ * @us: the round trip, from a packet sent once to the ACK that covered it
+ *
+ * RFC 6298's smoothing: the mean moves an eighth of the way to the
+ * sample, the deviation a quarter of the way to the sample's distance
+ * from the mean; the first sample sets the mean, half of it the deviation.
+ */
+void sroce_rtt_sample(struct sroce_rtt *r, u32 us)
+{
+	u32 d;
+
+	us = max(us, 1U);
+	if (!r->srtt_us) {
+		r->srtt_us = us;
+		r->rttvar_us = us / 2;
+		return;
+	}
+	d = us > r->srtt_us ? us - r->srtt_us : r->srtt_us - us;
+	r->rttvar_us = r->rttvar_us - r->rttvar_us / 4 + d / 4;
+	r->srtt_us = max(r->srtt_us - r->srtt_us / 8 + us / 8, 1U);
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_rtt_sample);
+
+/**
+ * sroce_rto_ns() - the ACK timer's period
+ * @ibta_ns: the QP's own timeout (sroce_ack_timeout_ns()), not 0
+ * @r: the round trips measured on the QP
+ * @backoff: ACK timeouts in a row
+ *
+ * The longest of IBTA's value, which is the least a requester waits; the
+ * measured round trip with four deviations, as TCP's retransmission timer
+ * (RFC 6298), or SROCE_RTO_INIT_NS before one was measured; and
+ * SROCE_RTO_MIN_NS. Software peers stall for much longer than a wire's
+ * round trip without losing anything (a loaded host, a guest not
+ * scheduled, a debug kernel under emulation). A timer shorter than the
+ * stall sends the window again behind the answers on their way, and the
+ * duplicates delay the next answer past the next expiry: in the debug
+ * kernel under TCG perftest's 67 ms ran the retries out so. The measured
+ * round trip grows with such a peer, and each timeout in a row doubles
+ * the period (up to 2^SROCE_RTO_BACKOFF_MAX times) until an ACK comes;
+ * on a fast path a lost tail costs the QP's own timeout, not a fixed
+ * worst case.
+ *
+ * Return: the period in ns.
+ */
+u64 sroce_rto_ns(u64 ibta_ns, const struct sroce_rtt *r, u8 backoff)
+{
+	u64 est = SROCE_RTO_INIT_NS;
+
+	if (r->srtt_us)
+		est = ((u64)r->srtt_us + 4ULL * r->rttvar_us) * NSEC_PER_USEC;
+	return max3(ibta_ns, est, SROCE_RTO_MIN_NS) <<
+	       min_t(u8, backoff, SROCE_RTO_BACKOFF_MAX);
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_rto_ns);
+
+/**
+ * sroce_req_rto_ns() - the QP's ACK timer period now
+ * @qp: the QP; caller holds req.lock
+ *
+ * Return: sroce_rto_ns() for the QP, 0 when it has no ACK timer.
+ */
+u64 sroce_req_rto_ns(struct sroce_qp *qp)
+{
+	lockdep_assert_held(&qp->req.lock);
+	if (!qp->req.timer_ns)
+		return 0;
+	return sroce_rto_ns(qp->req.timer_ns, &qp->req.rtt, qp->req.backoff);
+}
 
 /**
  * sroce_cwnd_grow() - the send window after PSNs were acknowledged
@@ -110,6 +175,45 @@ u8 sroce_cwnd_grow(u8 cwnd, u32 acked)
 	return cwnd + acked;
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_cwnd_grow);
+
+/**
+ * sroce_wire_window() - unacknowledged PSNs to a peer across a wire
+ * @pmtu: the path MTU in bytes
+ *
+ * SROCE_WINDOW_BYTES worth of packets, between SROCE_WINDOW_MIN and
+ * SROCE_WINDOW. What a burst of the window meets first on its way is a
+ * buffer sized in bytes (a switch port's, a socket's between two VMs):
+ * 64 packets of 4 KiB overflowed the host's 208 KiB socket buffer between
+ * two QEMUs and lost a quarter of the READ responses, where 64 packets of
+ * 1 KiB lost none.
+ *
+ * Return: the window in PSNs.
+ */
+u32 sroce_wire_window(u32 pmtu)
+{
+	return clamp_t(u32, SROCE_WINDOW_BYTES / max(pmtu, 1U),
+		       SROCE_WINDOW_MIN, SROCE_WINDOW);
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_wire_window);
+
+/**
+ * sroce_req_window() - unacknowledged PSNs the requester may have now
+ * @qp: the QP; caller holds req.lock
+ *
+ * The window cut by a timeout, if it is, and sroce_wire_window() unless
+ * the peer is in the same host, where no buffer on the way holds packets.
+ *
+ * Return: the window in PSNs.
+ */
+u32 sroce_req_window(struct sroce_qp *qp)
+{
+	u32 w = qp->req.cwnd ?: SROCE_WINDOW;
+
+	lockdep_assert_held(&qp->req.lock);
+	if (!qp->req.peer_local)
+		w = min(w, sroce_wire_window(qp->pmtu));
+	return w;
+}
 
 /* IBTA table 45: RNR NAK timer field -> delay in us (code 0 is 655.36 ms). */
 static const u32 sroce_rnr_us[32] = {
@@ -341,7 +445,7 @@ void sroce_req_arm_timer(struct sroce_qp *qp)
 	if (qp->req.rnr_wait || !qp->req.timer_ns || qp->dying ||
 	    qp->req.una_psn == qp->req.psn)
 		return;
-	qp->req.ack_deadline = ktime_add_ns(ktime_get(), qp->req.timer_ns);
+	qp->req.ack_deadline = ktime_add_ns(ktime_get(), sroce_req_rto_ns(qp));
 	if (!hrtimer_is_queued(&qp->req.timer))
 		hrtimer_start(&qp->req.timer, qp->req.ack_deadline,
 			      HRTIMER_MODE_ABS_SOFT);
@@ -495,7 +599,7 @@ u32 sroce_req_chunk(struct sroce_qp *qp, const struct sroce_swqe *w)
 	default:
 		return qp->pmtu;
 	}
-	room = (qp->req.cwnd ?: SROCE_WINDOW) -
+	room = sroce_req_window(qp) -
 	       sroce_psn_diff(qp->req.psn, qp->req.una_psn);
 	return clamp_t(int, room, 1, SROCE_LOCAL_CHUNK / qp->pmtu) * qp->pmtu;
 }
@@ -661,6 +765,14 @@ static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 	if (sroce_psn_cmp(psn, qp->req.max_psn) < 0) {
 		sroce_qp_count(qp, SROCE_CNT_RETRANSMITS, 1);
 		trace_sroce_retransmit(qp, psn);
+		/* Karn: whose ACK answers a PSN sent twice is not known. */
+		qp->req.rtt_on = false;
+	} else if (!qp->req.rtt_on && qp->req.timer_ns &&
+		   !sroce_qp_unacked(qp)) {
+		/* One PSN timed at a time: a clock read per round trip. */
+		qp->req.rtt_on = true;
+		qp->req.rtt_psn = psn;
+		qp->req.rtt_start = ktime_get();
 	}
 	qp->req.psn = sroce_psn_add(psn, npkts);
 	if (sroce_psn_cmp(qp->req.psn, qp->req.max_psn) > 0)
@@ -720,7 +832,7 @@ again:
 	}
 	if (!sroce_qp_unacked(qp) &&
 	    sroce_psn_diff(qp->req.psn, qp->req.una_psn) >=
-	    (qp->req.cwnd ?: SROCE_WINDOW))
+	    sroce_req_window(qp))
 		goto out;
 	/*
 	 * A READ request or an atomic not sent before needs a responder
@@ -815,6 +927,8 @@ enum hrtimer_restart sroce_req_timer(struct hrtimer *t)
 			fail = IB_WC_RETRY_EXC_ERR;
 		} else {
 			qp->req.retry_left--;
+			if (qp->req.backoff < SROCE_RTO_BACKOFF_MAX)
+				qp->req.backoff++;
 			/*
 			 * A peer slower than the timeout still holds what was
 			 * sent; a full window again would queue behind it and
@@ -847,7 +961,8 @@ enum hrtimer_restart sroce_req_timer(struct hrtimer *t)
 	if (!hrtimer_is_queued(t) && qp->req.una_psn != qp->req.psn &&
 	    qp->req.timer_ns && !qp->dying &&
 	    !qp->req.rnr_wait && qp->state == IB_QPS_RTS) {
-		qp->req.ack_deadline = ktime_add_ns(ktime_get(), qp->req.timer_ns);
+		qp->req.ack_deadline = ktime_add_ns(ktime_get(),
+						    sroce_req_rto_ns(qp));
 		hrtimer_set_expires(t, qp->req.ack_deadline);
 		spin_unlock(&qp->req.lock);
 		return HRTIMER_RESTART;

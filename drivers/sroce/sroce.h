@@ -486,6 +486,8 @@ static_assert((SROCE_RJOBS & (SROCE_RJOBS - 1)) == 0);
 
 /* Unacknowledged PSNs in flight per QP; the most a sroce READ asks for. */
 #define SROCE_WINDOW	64
+/* ...and bytes, to a peer across a wire (sroce_wire_window()). */
+#define SROCE_WINDOW_BYTES	65536
 /*
  * A WRITE, a SEND or READ responses to a QP in the same host go in pieces
  * of up to this many bytes, each one packet standing for the PSNs of the
@@ -496,8 +498,14 @@ static_assert((SROCE_RJOBS & (SROCE_RJOBS - 1)) == 0);
 /* The page a send stream keeps for packet heads over a page (net.c). */
 #define SROCE_BIG_HEAD_ORDER	3
 static_assert(SROCE_LOCAL_CHUNK + 2048 <= PAGE_SIZE << SROCE_BIG_HEAD_ORDER);
-/* The shortest ACK timeout sroce waits, whatever the QP asks for. */
-#define SROCE_ACK_TIMEOUT_MIN_NS	(200ULL * NSEC_PER_MSEC)
+/*
+ * The ACK timer's period (sroce_rto_ns()): never under SROCE_RTO_MIN_NS,
+ * SROCE_RTO_INIT_NS until a round trip was measured, doubled per timeout
+ * in a row up to 2^SROCE_RTO_BACKOFF_MAX times.
+ */
+#define SROCE_RTO_MIN_NS	(20ULL * NSEC_PER_MSEC)
+#define SROCE_RTO_INIT_NS	(200ULL * NSEC_PER_MSEC)
+#define SROCE_RTO_BACKOFF_MAX	3
 /* The window after an ACK timeout; it grows back as PSNs are acknowledged. */
 #define SROCE_WINDOW_MIN	16
 
@@ -519,6 +527,12 @@ enum {
 	SROCE_QP_ODP_BUSY_READ,
 	SROCE_QP_RQ_KICK,	/* a verb woke the ERR poll: poll as if new */
 	SROCE_QP_ODP_RESEND,	/* the completer's fault is in: go back to una */
+};
+
+/* A smoothed round-trip time and its mean deviation (RFC 6298), in us. */
+struct sroce_rtt {
+	u32			srtt_us;	/* 0: nothing measured yet */
+	u32			rttvar_us;
 };
 
 /*
@@ -546,8 +560,13 @@ struct sroce_req_state {
 	u8			err;		/* WC status once failed */
 	struct page		*big_head;	/* sroce_pkt_alloc()'s */
 	struct hrtimer		timer;		/* retransmit and RNR */
-	u64			timer_ns;	/* ACK timeout, 0 = none */
+	u64			timer_ns;	/* IBTA's ACK timeout, 0 = none */
 	ktime_t			ack_deadline;	/* the ACK timeout expires then */
+	struct sroce_rtt	rtt;		/* measured round trips */
+	ktime_t			rtt_start;	/* when rtt_psn was sent */
+	u32			rtt_psn;	/* timed until acknowledged */
+	bool			rtt_on;		/* rtt_psn is being timed */
+	u8			backoff;	/* ACK timeouts in a row */
 };
 
 /*
@@ -1130,8 +1149,13 @@ enum hrtimer_restart sroce_req_timer(struct hrtimer *t);
 u8 sroce_req_opcode(u32 wr_opcode, bool first, bool last);
 u32 sroce_rd_chunk_pkts(u8 max_rd_atomic);
 u8 sroce_cwnd_grow(u8 cwnd, u32 acked);
+u32 sroce_wire_window(u32 pmtu);
+u32 sroce_req_window(struct sroce_qp *qp);
 u32 sroce_req_chunk(struct sroce_qp *qp, const struct sroce_swqe *w);
 u64 sroce_ack_timeout_ns(u8 timeout);
+void sroce_rtt_sample(struct sroce_rtt *r, u32 us);
+u64 sroce_rto_ns(u64 ibta_ns, const struct sroce_rtt *r, u8 backoff);
+u64 sroce_req_rto_ns(struct sroce_qp *qp);
 u64 sroce_rnr_timer_ns(u8 code);
 
 /* resp.c */

@@ -33,9 +33,9 @@ from sroce_lib import (Counters, Env, Fix, INIT_MASK, LW, PAGE, Pair, QPS, RR,
                        connect, e, expect, expect_modify_fails, expect_none,
                        expect_post_fails, filled_mr, gid_of, init_attr,
                        mem_check, mk_send, pattern, poll, post_recv,
-                       post_send, route_down, route_up, rtr_attr, rts_attr,
-                       second_down, second_up, sge, start, state_check,
-                       tx_packets, wc_str)
+                       post_send, qp_res, route_down, route_up, rtr_attr,
+                       rts_attr, second_down, second_up, sge, start,
+                       state_check, tx_packets, wc_str)
 
 
 # --- 12. QP state machine ---------------------------------------------------
@@ -182,6 +182,16 @@ def happy_send(env):
               'byte_len 33', wc_str(w))
     check(f.rv.read(33, 0) == f.src[100:133], t + ': data')
     f.still_rts(t)
+
+    # The ACKs timed a round trip; the timer waits at least IBTA's 67 ms
+    # (timeout 14) and at least that round trip.
+    t = '11 happy SEND: round trip measured'
+    r = qp_res(env.dev, a.qpn)
+    comment('%s: %s' % (t, r))
+    tmo = (4096 << 14) // 1000
+    check(r.get('srtt_us', 0) > 0 and
+          r.get('rto_us', 0) >= max(tmo, r['srtt_us']),
+          t + ': srtt_us > 0, rto_us at least 67 ms and srtt_us', r)
     f.close()
 
 

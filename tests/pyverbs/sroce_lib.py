@@ -200,6 +200,17 @@ class Counters:
                 if now[k] != before.get(k, 0)}
 
 
+def qp_res(dev, qpn):
+    """sroce's own state of QP qpn (`rdma -dd resource show qp`): the
+    drv_* attributes, names without the prefix, as ints; {} if none."""
+    r = subprocess.run(['rdma', '-dd', 'resource', 'show', 'qp', 'link',
+                        dev + '/1', 'lqpn', str(qpn)],
+                       capture_output=True, text=True)
+    w = r.stdout.split()
+    return {k[4:]: int(v, 0) for k, v in zip(w, w[1:])
+            if k.startswith('drv_')}
+
+
 def wc_str(wc):
     return 'wr_id=%#x %s opcode=%d byte_len=%d flags=%#x imm=%#x qp=%#x' % (
         wc.wr_id, ST.get(wc.status, wc.status), wc.opcode, wc.byte_len,

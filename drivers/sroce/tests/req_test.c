@@ -197,25 +197,94 @@ static void req_cwnd_grow(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sroce_cwnd_grow(SROCE_WINDOW_MIN, 0xffffff), 0);
 }
 
+static void req_wire_window(struct kunit *test)
+{
+	/* 64 KiB worth: the whole window at IB MTU 1024, less above it. */
+	KUNIT_EXPECT_EQ(test, sroce_wire_window(256), SROCE_WINDOW);
+	KUNIT_EXPECT_EQ(test, sroce_wire_window(1024), SROCE_WINDOW);
+	KUNIT_EXPECT_EQ(test, sroce_wire_window(2048), 32);
+	KUNIT_EXPECT_EQ(test, sroce_wire_window(4096), SROCE_WINDOW_MIN);
+	/* Never under SROCE_WINDOW_MIN, and no division by zero. */
+	KUNIT_EXPECT_EQ(test, sroce_wire_window(65536), SROCE_WINDOW_MIN);
+	KUNIT_EXPECT_EQ(test, sroce_wire_window(0), SROCE_WINDOW);
+}
+
 static void req_ack_timeout(struct kunit *test)
 {
 	unsigned int t;
 
 	/* 0: no timer at all. */
 	KUNIT_EXPECT_EQ(test, sroce_ack_timeout_ns(0), 0);
-	/* 4.096 us * 2^t, but never under 200 ms. */
-	KUNIT_EXPECT_EQ(test, sroce_ack_timeout_ns(1), 200000000ULL);
-	KUNIT_EXPECT_EQ(test, sroce_ack_timeout_ns(14), 200000000ULL);
-	KUNIT_EXPECT_EQ(test, sroce_ack_timeout_ns(15), 200000000ULL);
-	KUNIT_EXPECT_EQ(test, sroce_ack_timeout_ns(16), 268435456ULL);
+	/* 4.096 us * 2^t exactly: sroce_rto_ns() adds what sroce needs. */
+	KUNIT_EXPECT_EQ(test, sroce_ack_timeout_ns(1), 8192ULL);
+	KUNIT_EXPECT_EQ(test, sroce_ack_timeout_ns(14), 67108864ULL);
 	KUNIT_EXPECT_EQ(test, sroce_ack_timeout_ns(31), 8796093022208ULL);
 	for (t = 1; t <= 31; t++)
 		KUNIT_EXPECT_EQ_MSG(test, sroce_ack_timeout_ns(t),
-				    max(4096ULL << t, SROCE_ACK_TIMEOUT_MIN_NS),
-				    "timeout %u", t);
+				    4096ULL << t, "timeout %u", t);
 	/* Out of range (modify_qp refuses these): no overflow, the maximum. */
 	KUNIT_EXPECT_EQ(test, sroce_ack_timeout_ns(32), 8796093022208ULL);
 	KUNIT_EXPECT_EQ(test, sroce_ack_timeout_ns(255), 8796093022208ULL);
+}
+
+static void req_rtt_sample(struct kunit *test)
+{
+	struct sroce_rtt r = {};
+	int i;
+
+	/* The first sample: the mean, half of it the deviation. */
+	sroce_rtt_sample(&r, 1000);
+	KUNIT_EXPECT_EQ(test, r.srtt_us, 1000);
+	KUNIT_EXPECT_EQ(test, r.rttvar_us, 500);
+	/* An eighth and a quarter of the way to a sample. */
+	sroce_rtt_sample(&r, 1800);
+	KUNIT_EXPECT_EQ(test, r.srtt_us, 1000 - 125 + 225);
+	KUNIT_EXPECT_EQ(test, r.rttvar_us, 500 - 125 + 200);
+	/* Steady samples: the mean converges, the deviation fades. */
+	for (i = 0; i < 200; i++)
+		sroce_rtt_sample(&r, 300);
+	KUNIT_EXPECT_LE(test, r.srtt_us, 310);
+	KUNIT_EXPECT_GE(test, r.srtt_us, 300);
+	KUNIT_EXPECT_LE(test, r.rttvar_us, 10);
+	/* A zero-length sample counts as 1 us: srtt 0 means "none yet". */
+	r = (struct sroce_rtt){};
+	sroce_rtt_sample(&r, 0);
+	KUNIT_EXPECT_EQ(test, r.srtt_us, 1);
+	for (i = 0; i < 100; i++)
+		sroce_rtt_sample(&r, 0);
+	KUNIT_EXPECT_GE(test, r.srtt_us, 1);
+	/* The largest sample the caller passes: no overflow. */
+	r = (struct sroce_rtt){};
+	sroce_rtt_sample(&r, U32_MAX);
+	sroce_rtt_sample(&r, U32_MAX);
+	KUNIT_EXPECT_EQ(test, r.srtt_us, U32_MAX - U32_MAX / 8 + U32_MAX / 8);
+}
+
+static void req_rto(struct kunit *test)
+{
+	const u64 ms = NSEC_PER_MSEC, t14 = sroce_ack_timeout_ns(14);
+	struct sroce_rtt none = {}, fast = { 500, 100 }, slow = { 300000, 50000 };
+
+	/* Nothing measured: SROCE_RTO_INIT_NS, or IBTA's value if longer. */
+	KUNIT_EXPECT_EQ(test, sroce_rto_ns(t14, &none, 0), SROCE_RTO_INIT_NS);
+	KUNIT_EXPECT_EQ(test, sroce_rto_ns(sroce_ack_timeout_ns(18), &none, 0),
+			sroce_ack_timeout_ns(18));
+	/* A fast path: the QP's own 67 ms, never under SROCE_RTO_MIN_NS. */
+	KUNIT_EXPECT_EQ(test, sroce_rto_ns(t14, &fast, 0), t14);
+	KUNIT_EXPECT_EQ(test, sroce_rto_ns(sroce_ack_timeout_ns(8), &fast, 0),
+			SROCE_RTO_MIN_NS);
+	/* A slow peer: its round trip and four deviations. */
+	KUNIT_EXPECT_EQ(test, sroce_rto_ns(t14, &slow, 0), 500 * ms);
+	/* Timeouts in a row double it, three times at most. */
+	KUNIT_EXPECT_EQ(test, sroce_rto_ns(t14, &fast, 1), 2 * t14);
+	KUNIT_EXPECT_EQ(test, sroce_rto_ns(t14, &fast, 3), 8 * t14);
+	KUNIT_EXPECT_EQ(test, sroce_rto_ns(t14, &fast, 200), 8 * t14);
+	/* The longest IBTA timeout backed off: no overflow. */
+	KUNIT_EXPECT_EQ(test, sroce_rto_ns(sroce_ack_timeout_ns(31), &slow, 3),
+			8 * 8796093022208ULL);
+	KUNIT_EXPECT_EQ(test, sroce_rto_ns(t14, &(struct sroce_rtt){ U32_MAX,
+							     U32_MAX }, 3),
+			8 * (5ULL * U32_MAX * NSEC_PER_USEC));
 }
 
 /*
@@ -277,7 +346,10 @@ static struct kunit_case req_cases[] = {
 	KUNIT_CASE(req_npkts),
 	KUNIT_CASE(req_rd_chunk),
 	KUNIT_CASE(req_cwnd_grow),
+	KUNIT_CASE(req_wire_window),
 	KUNIT_CASE(req_ack_timeout),
+	KUNIT_CASE(req_rtt_sample),
+	KUNIT_CASE(req_rto),
 	KUNIT_CASE(req_rnr_timer),
 	{}
 };
