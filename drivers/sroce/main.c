@@ -418,7 +418,7 @@ static int __init sroce_init(void)
 {
 	int err;
 
-	sroce_wq = alloc_workqueue("sroce", WQ_HIGHPRI | WQ_MEM_RECLAIM |
+	sroce_wq = alloc_workqueue("sroce", WQ_MEM_RECLAIM |
 				   SROCE_WQ_PERCPU, 0);
 	if (!sroce_wq)
 		return -ENOMEM;

@@ -18,6 +18,15 @@
 
 /* Packets one transmit pass sends before it yields to a worker. */
 #define SROCE_TX_BUDGET		64
+/*
+ * The same from a softirq (a received packet, a timer): READ requests
+ * answered there at the full budget (a NAPI poll of them) kept a debug
+ * guest in softirq for minutes in a READ storm (an RCU stall; ib_cm's
+ * work waited 100 s), and still at 16. Whatever is more than an ACK or a
+ * small response goes on in the QP's worker, which the scheduler shares
+ * with everything else (design.rst).
+ */
+#define SROCE_TX_BUDGET_SOFTIRQ	4
 
 /*
  * One pass over one of the QP's two send streams: the responder's (ACKs,
@@ -26,7 +35,7 @@
  * goes on: 0 when the stream had more than the budget, 1 when the device
  * dropped a packet (the stream went back to it).
  */
-static int sroce_tx_pass(struct sroce_qp *qp, bool resp)
+static int sroce_tx_pass(struct sroce_qp *qp, bool resp, int budget)
 {
 	int sent;
 
@@ -35,7 +44,7 @@ static int sroce_tx_pass(struct sroce_qp *qp, bool resp)
 	 * it known that there is more, and a 64-packet message (64 KiB at
 	 * IB MTU 1024) then ends its pass without a worker run for nothing.
 	 */
-	for (sent = 0; sent <= SROCE_TX_BUDGET; sent++) {
+	for (sent = 0; sent <= budget; sent++) {
 		struct sk_buff *skb;
 		u32 psn;
 
@@ -66,8 +75,19 @@ static void sroce_tx_stream(struct sroce_qp *qp, bool resp)
 {
 	int running = resp ? SROCE_QP_RESP_RUNNING : SROCE_QP_REQ_RUNNING;
 	int again = resp ? SROCE_QP_RESP_AGAIN : SROCE_QP_REQ_AGAIN;
+	int budget = SROCE_TX_BUDGET;
 	int delay;
 
+	if (in_serving_softirq()) {
+		/*
+		 * A worker queued for this QP sends what is here too: a
+		 * softirq leaves the stream to it rather than take a pass of
+		 * its own per packet received meanwhile.
+		 */
+		if (delayed_work_pending(&qp->tx_work))
+			return;
+		budget = SROCE_TX_BUDGET_SOFTIRQ;
+	}
 	set_bit(again, &qp->flags);
 	/* The note is visible before we look for an owner. */
 	smp_mb__after_atomic();
@@ -75,7 +95,7 @@ static void sroce_tx_stream(struct sroce_qp *qp, bool resp)
 		return;
 	do {
 		while (test_and_clear_bit(again, &qp->flags)) {
-			delay = sroce_tx_pass(qp, resp);
+			delay = sroce_tx_pass(qp, resp, budget);
 			if (delay >= 0) {
 				clear_bit_unlock(running, &qp->flags);
 				sroce_qp_schedule(qp, delay);
