@@ -264,6 +264,7 @@ static void req_rto(struct kunit *test)
 {
 	const u64 ms = NSEC_PER_MSEC, t14 = sroce_ack_timeout_ns(14);
 	struct sroce_rtt none = {}, fast = { 500, 100 }, slow = { 300000, 50000 };
+	struct sroce_rtt huge = { U32_MAX, U32_MAX };
 
 	/* Nothing measured: SROCE_RTO_INIT_NS, or IBTA's value if longer. */
 	KUNIT_EXPECT_EQ(test, sroce_rto_ns(t14, &none, 0), SROCE_RTO_INIT_NS);
@@ -282,8 +283,7 @@ static void req_rto(struct kunit *test)
 	/* The longest IBTA timeout backed off: no overflow. */
 	KUNIT_EXPECT_EQ(test, sroce_rto_ns(sroce_ack_timeout_ns(31), &slow, 3),
 			8 * 8796093022208ULL);
-	KUNIT_EXPECT_EQ(test, sroce_rto_ns(t14, &(struct sroce_rtt){ U32_MAX,
-							     U32_MAX }, 3),
+	KUNIT_EXPECT_EQ(test, sroce_rto_ns(t14, &huge, 3),
 			8 * (5ULL * U32_MAX * NSEC_PER_USEC));
 }
 
