@@ -283,7 +283,7 @@ full_suite() {
 	# moves 8 MiB through each storm, 64 MiB in make check-all).
 	local vbytes=8M
 	[ "${SROCE_CHECK_ALL:-}" != 1 ] || vbytes=64M
-	mx "$k" integrity vm "integrity-$k" "$k" 2 "$top/tests/guest/run.sh" integrity.sh sroce sroce $ibytes + chaos-peer.sh $prounds + storm.sh sroce sroce $vbytes
+	mx "$k" integrity mx "$k" storm vm "integrity-$k" "$k" 2 "$top/tests/guest/run.sh" integrity.sh sroce sroce $ibytes + chaos-peer.sh $prounds + storm.sh sroce sroce $vbytes
 	# Hand-built and forged packets into live QPs (rx.sh), then the
 	# wire fuzzer, 10^6 frames at the receive path (fuzz.sh): 79 s for
 	# both on 6.1 (the fuzzer alone 49 s).
@@ -331,7 +331,7 @@ short_suite() {
 	# With teardown across the guests (process death, device removal
 	# and rmmod on either side) and storms beside a victim connection
 	# (4 MiB through each).
-	mx "$k" ulp vm "nvmeof-$k" "$k" 2 "$top/tests/guest/run.sh" nvmeof.sh sroce sroce 16M + chaos-peer.sh 3 kill link-delete rmmod + storm.sh sroce sroce 4M
+	mx "$k" ulp mx "$k" storm vm "nvmeof-$k" "$k" 2 "$top/tests/guest/run.sh" nvmeof.sh sroce sroce 16M + chaos-peer.sh 3 kill link-delete rmmod + storm.sh sroce sroce 4M
 	# The hostile wire on this kernel too, in one boot: hand-built
 	# packets and forged ones from a third address into live QPs
 	# (rx.sh), 10^5 fuzzed frames (10^6 on 6.1 and in make check-all:
@@ -412,6 +412,13 @@ else
 	fs_errors_join 6.1
 	mx debug rx mx debug fuzz vm rx-debug debug 2 "$top/tests/guest/run.sh" rx.sh + fuzz.sh
 fi
+# The storms beside a victim connection (1 MiB through each; make
+# check-all 4 MiB), a boot of their own: 386 s on this host, the READ
+# storm about 190 s of it. They failed here until a softirq's transmit
+# pass was bounded (design.rst), while they passed on the other kernels.
+vstorm=1M
+[ "${SROCE_CHECK_ALL:-}" != 1 ] || vstorm=4M
+mx debug storm vm storm-debug debug 2 "$top/tests/guest/run.sh" storm.sh sroce sroce $vstorm
 
 # The primary kernel, 6.1 for now (Documentation/testing.rst), gets the
 # full suite; against rdma_rxe the RC sweep, not the 8 MiB sweeps, to keep
