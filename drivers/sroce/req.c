@@ -205,7 +205,7 @@ EXPORT_SYMBOL_IF_KUNIT(sroce_wire_window);
  *
  * Return: the window in PSNs.
  */
-u32 sroce_req_window(struct sroce_qp *qp)
+static u32 sroce_req_window(struct sroce_qp *qp)
 {
 	u32 w = qp->req.cwnd ?: SROCE_WINDOW;
 

@@ -1150,7 +1150,6 @@ u8 sroce_req_opcode(u32 wr_opcode, bool first, bool last);
 u32 sroce_rd_chunk_pkts(u8 max_rd_atomic);
 u8 sroce_cwnd_grow(u8 cwnd, u32 acked);
 u32 sroce_wire_window(u32 pmtu);
-u32 sroce_req_window(struct sroce_qp *qp);
 u32 sroce_req_chunk(struct sroce_qp *qp, const struct sroce_swqe *w);
 u64 sroce_ack_timeout_ns(u8 timeout);
 void sroce_rtt_sample(struct sroce_rtt *r, u32 us);
