@@ -8,7 +8,7 @@ KDIR ?= /lib/modules/$(KVER)/build
 PWD := $(shell pwd)
 
 .PHONY: all modules modules_install clean lint sparse check check-all demo deps \
-	debug-kernel bench profile dkms-deb
+	debug-kernel bench bench-matrix profile dkms-deb
 
 all: modules
 
@@ -49,7 +49,19 @@ check-all:
 # setups, alternating, and the sroce/rxe ratio of each figure:
 # make bench KERNEL=6.1|6.12|7.2.
 bench:
-	scripts/bench.sh --kernel $(or $(KERNEL),6.1)
+	scripts/bench.sh --kernel $(or $(KERNEL),6.1) $(if $(MTU),--mtu $(MTU))
+
+# make bench on every kernel at netdev MTU 1500 and 9000 (hours under TCG:
+# BENCH_SET and --rounds as for make bench), then one Markdown table of
+# them all in build/bench/matrix.md (scripts/bench-table.py --matrix).
+BENCH_MATRIX := 6.1-1500 6.1-9000 6.12-1500 6.12-9000 7.2-1500 7.2-9000
+bench-matrix:
+	set -e; for c in $(BENCH_MATRIX); do \
+		scripts/bench.sh --kernel $${c%-*} --mtu $${c#*-} \
+			--out build/bench/$$c; \
+	done
+	python3 scripts/bench-table.py --matrix $(addprefix build/bench/,$(BENCH_MATRIX)) \
+		| tee build/bench/matrix.md
 
 # Where a guest's time goes in one perftest run, sampled from the host:
 # make profile [KERNEL=6.1|6.12|7.2] [DRIVER=sroce|rxe] [SETUP=one|two]

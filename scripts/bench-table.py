@@ -1,6 +1,10 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
 """bench-table.py RESULTS [CORE]: the tables of scripts/bench.sh.
+bench-table.py --matrix OUT...: one Markdown table of several bench.sh
+results directories (OUT/results.txt, labelled from OUT/conf.txt), e.g.
+every kernel at both MTUs, for README.md.
+bench-table.py --selftest: both, on made-up results with known answers.
 
 RESULTS holds lines "ROUND TEST SIZE SETUP DRIVER METRIC VALUE" ("fail -"
 for a run without a number); CORE is bench.sh's core runs, "TOOL SIZE,..."
@@ -10,13 +14,17 @@ unless every round gave a number, "-" for a driver or run not there. The
 ratio is taken in each round (sroce/rxe for bandwidth, rxe/sroce for
 latency, so above 1 sroce is better) and its median shown, with its spread.
 """
+import os
 import sys
 from collections import OrderedDict
 
 DRIVERS = ('sroce', 'rxe')
-BASELINES = ('tcp_bw', 'udp_bw', 'memcpy')
+BASELINES = ('tcp_bw', 'udp_bw', 'udp_lat', 'memcpy')
 # The baselines of bench.sh's base set (also in the sweep's table).
-BASE_RUNS = (('tcp_bw', '65536'), ('udp_bw', '65507'), ('memcpy', '65536'))
+BASE_RUNS = (('tcp_bw', '65536'), ('udp_bw', '65507'), ('udp_lat', '2'),
+             ('memcpy', '65536'))
+# The baselines the matrix shows, beside the perftest runs.
+MATRIX_BASE = (('tcp_bw', '65536'), ('udp_lat', '2'))
 # Counter metrics of tests/guest/perf.sh, as shown.
 COUNTERS = (('retrans', 'retrans'), ('oos', 'oos'), ('drops', 'drops'),
             ('nic_drops', 'nic'))
@@ -87,6 +95,68 @@ class Results:
         return spread(r, 3) if r else '-'
 
 
+def per_round(a, b, f):
+    """f(a[r], b[r]) for every round r both have, both above 0."""
+    if not a or not b:
+        return []
+    return [f(a[r], b[r]) for r in a if r in b and a[r] > 0 and b[r] > 0]
+
+
+# The speed targets (Documentation/testing.rst): what, the runs, the
+# least median of the per-round values that meets it.
+def with_unit(v, unit, digits=3):
+    """A spread with its unit after each number: 5.5x (5x..6x)."""
+    m = num(median(v), digits) + unit
+    if len(v) == 1:
+        return m
+    return '%s (%s%s..%s%s)' % (m, num(min(v), digits), unit,
+                                num(max(v), digits), unit)
+
+
+def targets(res):
+    """(target, values shown, 'met' or 'MISSED') for each speed target
+    the runs in res can judge."""
+    out = []
+
+    def judge(what, v, goal, unit):
+        if v:
+            out.append((what, with_unit(v, unit) + ', goal ' +
+                        num(goal, 3) + unit,
+                        'met' if median(v) >= goal else 'MISSED'))
+
+    def by_round(key_a, drv_a, key_b, drv_b, metric, f):
+        return per_round(res.values(key_a, drv_a, metric),
+                         res.values(key_b, drv_b, metric), f)
+
+    for setup in ('one', 'two'):
+        where = 'one guest' if setup == 'one' else 'two guests'
+        write = ('ib_write_bw', '65536', setup)
+        if setup == 'one':
+            judge('ib_write_bw 64 KiB, one guest, sroce/rxe',
+                  by_round(write, 'sroce', write, 'rxe', 'bw_avg',
+                           lambda a, b: a / b), 5, 'x')
+        else:
+            # Against TCP in the same boot (perftest's MB is 2^20 bytes,
+            # like qperf's MiB here).
+            judge('ib_write_bw 64 KiB, two guests, % of TCP',
+                  by_round(write, 'sroce', ('tcp_bw', '65536', setup),
+                           'sroce', 'bw_avg', lambda a, b: 100 * a / b),
+                  60, '%')
+        lat = ('ib_send_lat', '2', setup)
+        judge('ib_send_lat 2 B, %s, rxe/sroce' % where,
+              by_round(lat, 'rxe', lat, 'sroce', 'lat_typ',
+                       lambda a, b: a / b), 2, 'x')
+        judge('sroce ib_write_bw 64 KiB -q 4 / -q 1, %s' % where,
+              by_round(('ib_write_bw-q4', '65536', setup), 'sroce',
+                       ('ib_write_bw-q1', '65536', setup), 'sroce',
+                       'bw_avg', lambda a, b: a / b), 1.6, 'x')
+    return out
+
+
+def target_lines(res):
+    return ['%-47s %-38s %s' % g for g in targets(res)]
+
+
 def table(res, keys, title, out):
     fmt = '%-15s %7s %-5s %26s %26s %22s  %s'
     out.append(title)
@@ -96,7 +166,8 @@ def table(res, keys, title, out):
         lat = test.endswith('_lat')
         metric = 'lat_typ' if lat else 'bw_avg'
         if test in BASELINES:
-            unit, ratio = 'MiB/s; in the guest booted with each driver', '-'
+            unit, ratio = ('usec' if lat else 'MiB/s') + \
+                '; in the guest booted with each driver', '-'
         else:
             unit = ('usec t_typical; ratio rxe/sroce' if lat
                     else 'MB/s average; ratio sroce/rxe')
@@ -113,7 +184,151 @@ def table(res, keys, title, out):
     out.append('')
 
 
+def label(d):
+    """A column's name from bench.sh's OUT/conf.txt (else the directory)."""
+    conf = {}
+    try:
+        with open(os.path.join(d, 'conf.txt'), encoding='utf-8') as f:
+            for line in f:
+                k, _, v = line.strip().partition('=')
+                conf[k] = v
+    except OSError:
+        return os.path.basename(os.path.normpath(d)), conf
+    return '%s, MTU %s' % (conf.get('kernel', '?'),
+                           conf.get('mtu') or '1500'), conf
+
+
+def matrix(dirs):
+    """Markdown: ratio (range) then sroce / rxe medians, by directory."""
+    cols = [(label(d), Results(os.path.join(d, 'results.txt')))
+            for d in dirs]
+    keys = []
+    for _, res in cols:
+        keys += [k for k in res.runs if k not in keys and
+                 (k[0] not in BASELINES or k[:2] in MATRIX_BASE)]
+    out = ['| test | size | setup | ' +
+           ' | '.join(lb for (lb, _), _ in cols) + ' |',
+           '|---|---|---|' + '---|' * len(cols)]
+    for key in keys:
+        lat = key[0].endswith('_lat')
+        metric = 'lat_typ' if lat else 'bw_avg'
+        cells = []
+        for _, res in cols:
+            a = res.median(key, 'sroce', metric)
+            b = res.median(key, 'rxe', metric)
+            if a is None and b is None:
+                cells.append('-')
+                continue
+            r = '-' if key[0] in BASELINES else res.ratio(key, metric, lat)
+            cells.append('%s, %s / %s' % (
+                r if r == '-' else r.replace(' ', 'x ', 1) if ' ' in r
+                else r + 'x',
+                '-' if a is None else num(a, 3),
+                '-' if b is None else num(b, 3)))
+        out.append('| %s | %s | %s | %s |' % (key + (' | '.join(cells),)))
+    out.append('')
+    # The targets, one row each, a column per directory.
+    goals = OrderedDict()
+    for i, (_, res) in enumerate(cols):
+        for what, shown, verdict in targets(res):
+            goals.setdefault(what, [''] * len(cols))[i] = '%s: %s' % (
+                verdict, shown.split(', goal')[0])
+    if goals:
+        out.append('| target | ' + ' | '.join(lb for (lb, _), _ in cols) +
+                   ' |')
+        out.append('|---|' + '---|' * len(cols))
+        for what, cells in goals.items():
+            out.append('| %s | %s |' % (what, ' | '.join(c or '-'
+                                                        for c in cells)))
+        out.append('')
+    rounds = sorted({len(res.rounds) for _, res in cols})
+    out.append('Rounds per column: %s. Cells: median of the per-round '
+               'ratios (sroce/rxe for bandwidth, rxe/sroce for latency: '
+               'above 1 sroce is better) with its range, then the medians '
+               'of sroce and rdma_rxe (MB/s, or usec typical); for qperf\'s '
+               'tcp_bw and udp_lat the medians in the guests booted with '
+               'each driver.' %
+               '/'.join(str(r) for r in rounds))
+    print('\n'.join(out))
+
+
+# Two rounds with known answers: each target's median sits on a side of
+# its goal (5.5x met, 58.3% missed, exactly 2x met, 3x met).
+SELFTEST = """\
+1 ib_write_bw 65536 one sroce bw_avg 500
+1 ib_write_bw 65536 one rxe bw_avg 100
+2 ib_write_bw 65536 one sroce bw_avg 600
+2 ib_write_bw 65536 one rxe bw_avg 100
+1 ib_send_lat 2 one sroce lat_typ 10
+1 ib_send_lat 2 one rxe lat_typ 25
+2 ib_send_lat 2 one sroce lat_typ 10
+2 ib_send_lat 2 one rxe lat_typ 15
+1 ib_write_bw-q1 65536 one sroce bw_avg 100
+1 ib_write_bw-q4 65536 one sroce bw_avg 300
+2 ib_write_bw-q1 65536 one sroce bw_avg 100
+2 ib_write_bw-q4 65536 one sroce bw_avg 300
+1 ib_write_bw 65536 two sroce bw_avg 30
+1 tcp_bw 65536 two sroce bw_avg 60
+2 ib_write_bw 65536 two sroce bw_avg 40
+2 tcp_bw 65536 two sroce bw_avg 60
+2 ib_read_bw 65536 two sroce fail -
+1 udp_lat 2 two sroce lat_typ 200
+2 udp_lat 2 two rxe lat_typ 100
+"""
+SELFTEST_WANT = (
+    'ib_write_bw 64 KiB, one guest, sroce/rxe       '
+    '5.5x (5x..6x), goal 5x                 met',
+    'ib_send_lat 2 B, one guest, rxe/sroce          '
+    '2x (1.5x..2.5x), goal 2x               met',
+    'sroce ib_write_bw 64 KiB -q 4 / -q 1, one guest '
+    '3x (3x..3x), goal 1.6x                 met',
+    'ib_write_bw 64 KiB, two guests, % of TCP       '
+    '58.3% (50%..66.7%), goal 60%           MISSED',
+    '| ib_write_bw | 65536 | one | 5.5x (5..6), 550 / 100 |',
+    '| ib_write_bw-q4 | 65536 | one | -, 300 / - |',
+    '| ib_write_bw 64 KiB, two guests, % of TCP | MISSED: 58.3% '
+    '(50%..66.7%) |',
+    '| ib_read_bw | 65536 | two | - |',
+    '| udp_lat | 2 | two | -, 200 / 100 |',
+)
+
+
+def selftest():
+    """Exit 0 when the tables of SELFTEST say what SELFTEST_WANT says."""
+    import contextlib
+    import io
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        with open(os.path.join(d, 'results.txt'), 'w',
+                  encoding='utf-8') as f:
+            f.write(SELFTEST)
+        with open(os.path.join(d, 'conf.txt'), 'w', encoding='utf-8') as f:
+            f.write('kernel=6.1\nmtu=9000\n')
+        got = io.StringIO()
+        with contextlib.redirect_stdout(got):
+            for line in target_lines(Results(os.path.join(d,
+                                                          'results.txt'))):
+                print(line)
+            matrix([d])
+    got = got.getvalue()
+    flat = ' '.join(got.split())
+    bad = [w for w in SELFTEST_WANT if ' '.join(w.split()) not in flat]
+    for w in bad:
+        print('bench-table selftest: missing: %r' % w)
+    if '| 6.1, MTU 9000 |' not in flat:
+        bad.append('label')
+        print('bench-table selftest: no column "6.1, MTU 9000"')
+    print(got if bad else 'bench-table selftest: %d checks passed'
+          % (len(SELFTEST_WANT) + 1))
+    sys.exit(1 if bad else 0)
+
+
 def main():
+    if sys.argv[1:] == ['--selftest']:
+        selftest()
+    if len(sys.argv) >= 3 and sys.argv[1] == '--matrix':
+        matrix(sys.argv[2:])
+        return
     if len(sys.argv) not in (2, 3):
         sys.exit(__doc__)
     res = Results(sys.argv[1])
@@ -182,6 +397,20 @@ def main():
                          else 'one guest, TCP over its loopback')
                 out.append('ib_write_bw 64 KiB as %% of TCP (%s, %.4g '
                            'MiB/s): %s' % (where, tcp, ', '.join(line)))
+            udp = [res.median(('udp_lat', '2', setup), d, 'lat_typ')
+                   for d in DRIVERS]
+            lat = [res.median(('ib_send_lat', '2', setup), d, 'lat_typ')
+                   for d in DRIVERS]
+            if None not in udp and None not in lat:
+                out.append('ib_send_lat 2 B against qperf udp_lat 2 B (%s, '
+                           'usec): sroce %.4g, rxe %.4g, UDP %.4g' % (
+                               setup, lat[0], lat[1], median(udp)))
+        out.append('')
+
+    goals = target_lines(res)
+    if goals:
+        out.append('speed targets (median (min..max) of per-round values)')
+        out.extend(goals)
         out.append('')
 
     if sweep:

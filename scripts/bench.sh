@@ -30,14 +30,15 @@ usage: bench.sh [--kernel 6.1|6.12|7.2] [--rounds N] [--drivers sroce,rxe]
                     p99 and p99.9), in every setup
              base   baselines in the same guests, every setup: qperf
                     tcp_bw (64 KiB messages), udp_bw (65507 B, UDP's
-                    largest) and memcpy(3) in 64 KiB blocks
-                    (tools/sroce-memcpy)
+                    largest), udp_lat (2 B) and memcpy(3) in 64 KiB
+                    blocks (tools/sroce-memcpy)
              sweep  ib_write_bw, ib_send_bw and qperf tcp_bw at 2 B, 8 B,
                     ... 8 MiB (powers of 4 times 2), BENCH_SWEEP_SECS
                     (default 2) s each, in setup two (else the first)
              qps    ib_write_bw 64 KiB with -q 1, 2, 4, 8, in setup one
                     (else the first)
-  --out      results directory (default build/bench/KERNEL)
+  --out      results directory (default build/bench/KERNEL, with -MTU
+             when --mtu is given)
   --timeout  limit of one VM run, boot included (default 900)
   --mtu      the guests' netdev MTU (default: the link's, 1500)
   The guest reads BENCH_SECS (bandwidth run length, default 5), BENCH_ITERS
@@ -89,7 +90,7 @@ IFS=, read -ra SETUPS <<<"$setups"
 for d in "${DRIVERS[@]}"; do [[ $d =~ ^(sroce|rxe)$ ]] || usage; done
 [[ $kernel =~ ^(6\.1|6\.12|7\.2)$ ]] || usage
 [ -z "$mtu" ] || [[ $mtu =~ ^[1-9][0-9]{2,4}$ ]] || usage
-: "${out:=$top/build/bench/$kernel}"
+: "${out:=$top/build/bench/$kernel${mtu:+-$mtu}}"
 for s in "${SETUPS[@]}"; do [[ $s =~ ^(one|two)$ ]] || usage; done
 [ "$sets" != all ] || sets=core,base,sweep,qps
 IFS=, read -ra SETS <<<"$sets"
@@ -106,7 +107,7 @@ declare -A RUNS_OF SWEEP_OF SWEEP_TOOLS_OF
 for setup in "${SETUPS[@]}"; do
 	l=()
 	if has_set core; then l+=("$CORE_CSV"); fi
-	if has_set base; then l+=("tcp_bw 65536,udp_bw 65507,memcpy 65536"); fi
+	if has_set base; then l+=("tcp_bw 65536,udp_bw 65507,udp_lat 2,memcpy 65536"); fi
 	if has_set qps && [ "$setup" = "$qps_setup" ]; then
 		l+=("ib_write_bw-q1 65536,ib_write_bw-q2 65536,ib_write_bw-q4 65536,ib_write_bw-q8 65536")
 	fi
@@ -138,6 +139,16 @@ out=$(realpath "$out")
 results=$out/results.txt load=$out/load.txt
 : >"$results"
 : >"$load"
+# What ran, for the matrix of several runs (bench-table.py --matrix).
+{
+	echo "kernel=$kernel"
+	echo "mtu=${mtu:-1500}"
+	echo "rounds=$rounds"
+	echo "sets=$sets"
+	echo "setups=$setups"
+	echo "commit=$(git -C "$top" describe --always --dirty 2>/dev/null || echo unknown)"
+	echo "date=$(date -u +%F)"
+} >"$out/conf.txt"
 t0=$(date +%s)
 
 built=1

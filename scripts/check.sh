@@ -187,6 +187,9 @@ step "driver objects: no import circle of more than 5 (nm)" \
 	python3 "$here/layers.py" "$top/build/6.1/drivers/sroce" --max 5
 step "wire.h user-space self-test" \
 	bash -c "make -s -C '$top/tools' && '$top/tools/sroce-wirecheck' --selftest"
+# make bench's tables and target verdicts, on results with known answers.
+step "bench tables and speed targets: self-test" \
+	python3 "$here/bench-table.py" --selftest
 
 # KUnit in the debug kernel: every test case counts.
 kunit() {

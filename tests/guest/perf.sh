@@ -24,6 +24,9 @@
 #   tcp_bw, udp_bw  qperf over TCP or UDP with SIZE-byte messages (a qperf
 #        server on VM1; in one guest on the guest itself, over loopback),
 #        bw_avg converted to MiB/s like perftest's (udp_bw: the receiver's)
+#   udp_lat  qperf's UDP latency with SIZE-byte messages, the same server:
+#        lat_typ in usec, half a round trip like perftest's (what the link
+#        and the two network stacks cost, with no RDMA)
 #   memcpy  tools/sroce-memcpy on VM0: memcpy(3) in SIZE-byte blocks, MiB/s
 # BENCH_SECS (default 5) is the length of a bandwidth run, BENCH_ITERS
 # (default 1000) the iterations of a latency run, BENCH_TIMEOUT (default
@@ -160,15 +163,20 @@ counters() {
 		}' "$@"
 }
 
-# qperf_bw TEST SIZE SECS HOST LOG: one qperf run against the server on
-# HOST; prints "bw_avg MiB/s" (qperf's MB are 10^6 bytes).
+# qperf_run TEST SIZE SECS HOST LOG: one qperf run against the server on
+# HOST; prints "bw_avg MiB/s" (qperf's MB are 10^6 bytes), or for udp_lat
+# "lat_typ usec".
 QPORT=19765
-qperf_bw() {
+qperf_run() {
 	local test=$1 size=$2 secs=$3 host=$4 log=$5 key=bw
 	[ "$test" = udp_bw ] && key=recv_bw
+	[ "$test" = udp_lat ] && key=latency
 	timeout -k 3 "$LIMIT" qperf -lp "$QPORT" -to 30 -t "$secs" -m "$size" \
 		"$host" "$test" >"$log" 2>&1 || return 1
-	awk -v k="$key" '$1 == k && $2 == "=" {
+	awk -v k="$key" '$1 == k && $2 == "=" && k == "latency" {
+		f = $4 ~ /^ns/ ? 1e-3 : $4 ~ /^ms/ ? 1e3 : $4 ~ /^sec/ ? 1e6 : 1
+		printf "lat_typ %.2f\n", $3 * f; exit }
+	$1 == k && $2 == "=" {
 		f = $4 ~ /^GB/ ? 1e9 : $4 ~ /^MB/ ? 1e6 : $4 ~ /^KB/ ? 1e3 : 1
 		printf "bw_avg %.2f\n", $3 * f / 1048576; exit }' "$log" | grep .
 }
@@ -184,9 +192,10 @@ else
 	echo "# $DRIVER: could not create the device" >&2
 	ok=0
 fi
-# A qperf server for the tcp_bw/udp_bw runs: on VM1, or on this guest alone.
+# A qperf server for the tcp_bw/udp_bw/udp_lat runs: on VM1, or on this
+# guest alone.
 qpid=''
-if [[ ",${ALL[*]}" == *[,\ ][tu][cd]p_bw\ * ]] && { [ "$SETUP" = one ] || [ "$me" = 1 ]; }; then
+if [[ ",${ALL[*]}" == *[,\ ][tu][cd]p_[bl][wa]* ]] && { [ "$SETUP" = one ] || [ "$me" = 1 ]; }; then
 	qperf -lp "$QPORT" >"$SROCE_OUT/qperf-server.log" 2>&1 &
 	qpid=$!
 	pair_wait_listening "$QPORT" "$qpid" || {
@@ -228,16 +237,16 @@ for i in "${!ALL[@]}"; do
 	log=$RDMA_LOGS/$tool-$size.log
 	res='' rc=0
 	case $tool in
-	tcp_bw | udp_bw | memcpy)
+	tcp_bw | udp_bw | udp_lat | memcpy)
 		# VM0 alone; VM1 (whose qperf server serves) waits for it.
 		if [ "$me" = 0 ]; then
 			if [ "$tool" = memcpy ]; then
 				res=$("$SROCE_TREE/tools/sroce-memcpy" "$size" "$secs" 2>"$log" |
 					awk '$1 == "MiB/s" { print "bw_avg", $2 }')
 			elif [ "$SETUP" = one ]; then
-				res=$(qperf_bw "$tool" "$size" "$secs" "$MY_V4" "$log")
+				res=$(qperf_run "$tool" "$size" "$secs" "$MY_V4" "$log")
 			else
-				res=$(qperf_bw "$tool" "$size" "$secs" "$PEER_V4" "$log")
+				res=$(qperf_run "$tool" "$size" "$secs" "$PEER_V4" "$log")
 			fi
 			[ -n "$res" ] || rc=1
 		fi
