@@ -4,7 +4,7 @@
 # samples each vCPU's instruction pointer through QEMU's monitor while
 # tests/guest/prof.sh runs the test, then reports the share of samples by
 # kernel symbol, user space and idle (halted), guest by guest.
-# perf inside a TCG guest cannot do this: see Documentation/benchmark.rst.
+# perf inside a TCG guest cannot do this: see Documentation/testing.rst, Profiles.
 set -euo pipefail
 usage() {
 	cat >&2 <<'EOF2'

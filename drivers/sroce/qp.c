@@ -402,6 +402,19 @@ err_swqe:
 	return err;
 }
 
+/*
+ * The CPU of a QP's worker, which sends its long messages
+ * (sroce_post_send()): a PD's QPs take the CPUs in turn. Counting by QPN
+ * instead put every QP of one process on one CPU whenever another process
+ * created a QP between each two of them: perftest's client and server in
+ * one guest, whose -q 4 then ran no faster than -q 1 in one round of five.
+ */
+static unsigned int sroce_qp_cpu(struct sroce_pd *pd)
+{
+	return cpumask_local_spread(atomic_inc_return(&pd->qp_seq),
+				    NUMA_NO_NODE);
+}
+
 int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		    struct ib_udata *udata)
 {
@@ -464,8 +477,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (err < 0)
 		goto err_queues;
 	ibqp->qp_num = qpn;
-	/* Consecutive QPs' workers on different CPUs (sroce_post_send()). */
-	qp->cpu = cpumask_local_spread(qpn, NUMA_NO_NODE);
+	qp->cpu = sroce_qp_cpu(to_spd(ibqp->pd));
 	return 0;
 
 err_queues:
@@ -802,7 +814,7 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *a, int mask,
 struct sroce_qp_res {
 	u32 una_psn, next_psn, max_psn, sq_wqes, rd_outstanding, retry_left,
 	    rnr_left, rnr_wait, timer, srtt_us, rto_us, rq_wqes, msn,
-	    resp_jobs, read_jobs, nak_seq;
+	    resp_jobs, read_jobs, nak_seq, cpu;
 };
 
 #define SROCE_QP_RES(f, hex) SROCE_RES_FIELD(struct sroce_qp_res, f, hex)
@@ -815,6 +827,7 @@ static const struct sroce_res_field sroce_qp_res_fields[] = {
 	SROCE_QP_RES(rto_us, false), SROCE_QP_RES(rq_wqes, false),
 	SROCE_QP_RES(msn, false), SROCE_QP_RES(resp_jobs, false),
 	SROCE_QP_RES(read_jobs, false), SROCE_QP_RES(nak_seq, false),
+	SROCE_QP_RES(cpu, false),
 };
 
 /**
@@ -828,8 +841,8 @@ static const struct sroce_res_field sroce_qp_res_fields[] = {
  * READs and atomics outstanding, the retry and RNR budgets left, the
  * timer, the smoothed round trip and the timer's period now; the
  * responder's receive WQEs posted (none with an SRQ), its MSN, the READ
- * and ACK jobs queued and whether a sequence NAK is outstanding.
- * A snapshot under both locks.
+ * and ACK jobs queued and whether a sequence NAK is outstanding; the CPU
+ * of the QP's worker. A snapshot under both locks.
  *
  * Return: 0, or -EMSGSIZE when the message is full.
  */
@@ -859,6 +872,7 @@ int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	r.resp_jobs = qp->resp.job_tail - qp->resp.job_head;	/* tail produces */
 	r.read_jobs = qp->resp.rd_pending;
 	r.nak_seq = qp->resp.nak_seq;
+	r.cpu = qp->cpu;
 	spin_unlock(&qp->resp.lock);
 	spin_unlock_bh(&qp->req.lock);
 

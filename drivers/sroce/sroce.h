@@ -155,6 +155,7 @@ struct sroce_dev {
 	struct xarray		qp_xa;		/* QPN -> QP, RCU readers */
 	u32			qp_next;	/* cyclic QPN allocation */
 	atomic_t		srq_seq;	/* srq_num for the provider */
+	atomic_t		pd_seq;		/* each PD's first QP's CPU */
 
 	struct mutex		qcnt_lock;	/* qcnts */
 	struct list_head	qcnts;		/* struct sroce_qcnt */
@@ -211,7 +212,13 @@ struct sroce_ucontext {
 
 struct sroce_pd {
 	struct ib_pd		ibpd;
+	atomic_t		qp_seq;		/* its QPs' CPUs in turn */
 };
+
+static inline struct sroce_pd *to_spd(struct ib_pd *ibpd)
+{
+	return container_of(ibpd, struct sroce_pd, ibpd);
+}
 
 struct sroce_cq {
 	struct ib_cq		ibcq;

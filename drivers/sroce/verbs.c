@@ -174,7 +174,11 @@ static void sroce_disassociate_ucontext(struct ib_ucontext *uc)
 
 static int sroce_alloc_pd(struct ib_pd *pd, struct ib_udata *udata)
 {
-	return sroce_res_get(to_sdev(pd->device), SROCE_RES_PD);
+	struct sroce_dev *sdev = to_sdev(pd->device);
+
+	/* Successive PDs' first QPs on successive CPUs (sroce_qp_cpu()). */
+	atomic_set(&to_spd(pd)->qp_seq, atomic_inc_return(&sdev->pd_seq));
+	return sroce_res_get(sdev, SROCE_RES_PD);
 }
 
 static int sroce_dealloc_pd(struct ib_pd *pd, struct ib_udata *udata)

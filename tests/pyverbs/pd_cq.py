@@ -13,14 +13,43 @@ import os
 import resource
 import sys
 
+import pyverbs.enums as e
 from pyverbs.cq import CQ, CompChannel
 from pyverbs.device import Context
 from pyverbs.pd import PD
 from pyverbs.pyverbs_error import PyverbsRDMAError
+from pyverbs.qp import QP, QPCap, QPInitAttr
 
-from sroce_lib import check, expect_errno, status, up_to_limit
+from sroce_lib import check, expect_errno, qp_res, status, up_to_limit
 
 CONTEXTS = 600
+
+
+def qp_cpus(ctx, dev):
+    """A PD's QPs take the CPUs in turn (their workers send long messages),
+    also when another PD creates a QP between each two of them, as
+    perftest's client and server do in one guest."""
+    cq = CQ(ctx, 16)
+    pds = (PD(ctx), PD(ctx))
+    qps = ([], [])
+    cap = QPCap(max_send_wr=4, max_recv_wr=4, max_send_sge=1, max_recv_sge=1)
+    for _ in range(4):
+        for i, pd in enumerate(pds):
+            qps[i].append(QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq,
+                                            rcq=cq, cap=cap)))
+    cpus = [[qp_res(dev, qp.qp_num).get('cpu') for qp in q] for q in qps]
+    n = len(os.sched_getaffinity(0))    # the online CPUs
+    want = [[(c[0] + k) % n if c[0] is not None else 0
+             for k in range(4)] for c in cpus]
+    check(cpus == want and len({c[0] for c in cpus}) == min(n, 2),
+          'QPs of two PDs created in turn: each PD\'s 4 QPs on CPUs in '
+          'turn, the PDs\' first ones apart (%d CPUs)' % n, cpus)
+    for q in qps:
+        for qp in q:
+            qp.close()
+    for pd in pds:
+        pd.close()
+    cq.close()
 
 
 def main(dev, full_limits):
@@ -90,6 +119,7 @@ def main(dev, full_limits):
     check(True, 'PD allocatable again after freeing')
     p.close()
 
+    qp_cpus(ctx, dev)
     if full_limits:
         up_to_limit(lambda: CQ(ctx, 1), attr.max_cq, kcq, 'CQ', 'max_cq')
     ctx.close()

@@ -202,13 +202,21 @@ class Counters:
 
 def qp_res(dev, qpn):
     """sroce's own state of QP qpn (`rdma -dd resource show qp`): the
-    drv_* attributes, names without the prefix, as ints; {} if none."""
-    r = subprocess.run(['rdma', '-dd', 'resource', 'show', 'qp', 'link',
-                        dev + '/1', 'lqpn', str(qpn)],
-                       capture_output=True, text=True)
+    drv_* attributes, names without the prefix, as ints; {} if none.
+    A QP in RESET has no port yet (link DEV/-), so the records are
+    picked from all of them (newer iproute2 breaks them over lines)."""
+    r = subprocess.run(['rdma', '-dd', 'resource', 'show', 'qp', 'lqpn',
+                        str(qpn)], capture_output=True, text=True)
     w = r.stdout.split()
-    return {k[4:]: int(v, 0) for k, v in zip(w, w[1:])
-            if k.startswith('drv_')}
+    starts = [i for i, k in enumerate(w) if k == 'link'] + [len(w)]
+    for a, b in zip(starts, starts[1:]):
+        rec = w[a:b]
+        kv = dict(zip(rec, rec[1:]))
+        if kv.get('link', '').split('/')[0] == dev and \
+                kv.get('lqpn') == str(qpn):
+            return {k[4:]: int(v, 0) for k, v in zip(rec, rec[1:])
+                    if k.startswith('drv_')}
+    return {}
 
 
 def wc_str(wc):
