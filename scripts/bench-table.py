@@ -206,6 +206,8 @@ def matrix(dirs):
     for _, res in cols:
         keys += [k for k in res.runs if k not in keys and
                  (k[0] not in BASELINES or k[:2] in MATRIX_BASE)]
+    # By setup; in each the perftest runs, then -q N, then baselines.
+    keys.sort(key=lambda k: (k[2], k[0] in BASELINES, '-q' in k[0]))
     out = ['| test | size | setup | ' +
            ' | '.join(lb for (lb, _), _ in cols) + ' |',
            '|---|---|---|' + '---|' * len(cols)]
