@@ -37,7 +37,7 @@ def median(v):
 
 
 def num(x, digits=4):
-    return '%.*g' % (digits, x) if abs(x) < 1e5 else '%.0f' % x
+    return '%.*g' % (digits, x) if abs(x) < 10 ** digits else '%.0f' % x
 
 
 def spread(v, digits=4):
