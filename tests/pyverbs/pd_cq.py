@@ -13,14 +13,13 @@ import os
 import resource
 import sys
 
-import pyverbs.enums as e
 from pyverbs.cq import CQ, CompChannel
 from pyverbs.device import Context
 from pyverbs.pd import PD
 from pyverbs.pyverbs_error import PyverbsRDMAError
 from pyverbs.qp import QP, QPCap, QPInitAttr
 
-from sroce_lib import check, expect_errno, qp_res, status, up_to_limit
+from sroce_lib import check, e, expect_errno, qp_res, status, up_to_limit
 
 CONTEXTS = 600
 
