@@ -680,6 +680,44 @@ static struct sroce_dev *sroce_local_dev(struct net *net, struct sk_buff *skb)
 	return sdev;
 }
 
+/* Count and trace a packet of sroce_pkt_alloc() as it goes; data at the BTH. */
+static void sroce_pkt_account(struct sroce_qp *qp, struct sk_buff *skb)
+{
+	sroce_qp_count_pkt(qp, true, skb->len + sizeof(struct udphdr));
+	trace_sroce_tx(qp->sdev, (void *)skb->data, skb->len);
+}
+
+/*
+ * Hand @skb, data at its IP header, to the IP stack: one packet, or the
+ * head of a batch of @n. Return: 0, or -EAGAIN when it was dropped.
+ */
+static int sroce_pkt_out(struct sroce_qp *qp, struct sk_buff *skb,
+			 unsigned int n)
+{
+	struct sroce_dev *sdev = qp->sdev;
+	int err;
+
+	if (skb->protocol == htons(ETH_P_IPV6)) {
+		memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
+		err = ip6_local_out(sdev->net, sdev->sn->sk6->sk, skb);
+	} else {
+		memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
+		err = ip_local_out(sdev->net, sdev->sn->sk4->sk, skb);
+	}
+	if (unlikely(net_xmit_eval(err))) {
+		sroce_qp_count(qp, SROCE_CNT_TX_DROPS, n);
+		return -EAGAIN;
+	}
+	return 0;
+}
+
+static unsigned int sroce_pkt_hdrs(const struct sk_buff *skb)
+{
+	return (skb->protocol == htons(ETH_P_IPV6) ? sizeof(struct ipv6hdr) :
+						     sizeof(struct iphdr)) +
+	       sizeof(struct udphdr);
+}
+
 /**
  * sroce_pkt_xmit() - send a packet built by sroce_pkt_alloc()
  * @qp: the sending QP
@@ -695,20 +733,16 @@ static struct sroce_dev *sroce_local_dev(struct net *net, struct sk_buff *skb)
  */
 int sroce_pkt_xmit(struct sroce_qp *qp, struct sk_buff *skb)
 {
-	bool v6 = skb->protocol == htons(ETH_P_IPV6);
-	unsigned int ipl = v6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr);
+	unsigned int hdrs = sroce_pkt_hdrs(skb);
 	struct sroce_dev *sdev = qp->sdev;
-	int err;
 
-	skb_push(skb, ipl + sizeof(struct udphdr));
 	if (unlikely(!skb_dst(skb))) {
 		sroce_qp_count(qp, SROCE_CNT_TX_NO_ROUTE, 1);
 		kfree_skb(skb);
 		return 0;	/* no route: lost, as on a wire */
 	}
-	sroce_qp_count_pkt(qp, true, skb->len - ipl);
-	trace_sroce_tx(sdev, (void *)(skb->data + ipl + sizeof(struct udphdr)),
-		       skb->len - ipl - sizeof(struct udphdr));
+	sroce_pkt_account(qp, skb);
+	skb_push(skb, hdrs);
 
 	if (sroce_pkt_is_local(skb)) {
 		struct sroce_dev *peer;
@@ -721,7 +755,7 @@ int sroce_pkt_xmit(struct sroce_qp *qp, struct sk_buff *skb)
 			return 0;	/* nobody to take it: lost, as on a wire */
 		}
 		skb_dst_drop(skb);
-		skb_pull(skb, ipl);
+		skb_pull(skb, hdrs - sizeof(struct udphdr));
 		local_bh_disable();
 		sroce_rx_handler(peer, skb, true);
 		local_bh_enable();
@@ -731,18 +765,114 @@ int sroce_pkt_xmit(struct sroce_qp *qp, struct sk_buff *skb)
 	}
 
 	skb->ip_summed = CHECKSUM_NONE;
-	if (v6) {
-		memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
-		err = ip6_local_out(sdev->net, sdev->sn->sk6->sk, skb);
+	return sroce_pkt_out(qp, skb, 1);
+}
+
+/*
+ * A batch's packets and its bytes from the IP header: the second under an
+ * IPv4 total length and the stack's GSO limit (64 KiB).
+ */
+#define SROCE_BATCH_PKTS	32
+#define SROCE_BATCH_BYTES	60000
+
+/**
+ * sroce_pkt_batch_add() - add a packet to the stream's batch, if it may join
+ * @qp: the sending QP
+ * @b: the batch, empty or not
+ * @skb: a packet of sroce_pkt_alloc(), ICRC written
+ * @psn: its PSN
+ *
+ * Packets of an RC requester that leave the host by one route join a
+ * batch, which sroce_pkt_batch_xmit() hands to the IP stack as one UDP
+ * GSO packet of the fraglist kind: each packet keeps its own headers and
+ * ICRC, the stack's software GSO splits the list again in front of the
+ * device, and the device takes them all with one notification (xmit_more)
+ * instead of one per packet; the qdisc, netfilter and the neighbour see
+ * the batch once. UD and UC are not batched: their WQE is complete as
+ * soon as its last packet is built (sroce_req_next()), so a batch dropped
+ * later could not be sent again.
+ *
+ * Return: true when @skb is in the batch (the batch owns it), false when
+ * it cannot join: the caller sends the batch first, then tries again.
+ */
+bool sroce_pkt_batch_add(struct sroce_qp *qp, struct sroce_pkt_batch *b,
+			 struct sk_buff *skb, u32 psn)
+{
+	struct sk_buff *head = b->head;
+
+	if (sroce_qp_unacked(qp) || !skb_dst(skb) || sroce_pkt_is_local(skb))
+		return false;
+	if (!head) {
+		b->head = skb;
+		b->psn = psn;
 	} else {
-		memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
-		err = ip_local_out(sdev->net, sdev->sn->sk4->sk, skb);
+		if (b->n == SROCE_BATCH_PKTS || skb_dst(skb) != skb_dst(head) ||
+		    head->len + skb->len + sroce_pkt_hdrs(head) >
+		    SROCE_BATCH_BYTES)
+			return false;
+		if (b->tail)
+			b->tail->next = skb;
+		else
+			skb_shinfo(head)->frag_list = skb;
+		b->tail = skb;
+		/* As GRO chains the packets of a fraglist batch. */
+		head->len += skb->len;
+		head->data_len += skb->len;
+		head->truesize += skb->truesize;
 	}
-	if (unlikely(net_xmit_eval(err))) {
-		sroce_qp_count(qp, SROCE_CNT_TX_DROPS, 1);
-		return -EAGAIN;
+	b->n++;
+	sroce_pkt_account(qp, skb);
+	return true;
+}
+
+/**
+ * sroce_pkt_batch_xmit() - send the stream's batch
+ * @qp: the sending QP
+ * @b: the batch; empty on return
+ *
+ * The list's packets sit after their own UDP headers, network and
+ * transport headers set, as GRO leaves them; the head, the first packet,
+ * carries the batch's lengths, and its payload is the segment size
+ * (gso_size), which the stack checks before it trusts the list. Every
+ * packet's IPv4 ID is already final (0, with DF): the ICRC covers it, so
+ * the segmentation must keep it (SKB_GSO_TCP_FIXEDID, for any protocol),
+ * not number the segments. Software GSO then writes each segment's
+ * checksum and length, and the head's UDP length, back to what they were.
+ *
+ * Return: 0, or -EAGAIN when the batch was dropped (the caller goes back
+ * to its first packet, b->psn as it was).
+ */
+int sroce_pkt_batch_xmit(struct sroce_qp *qp, struct sroce_pkt_batch *b)
+{
+	struct sk_buff *skb = b->head;
+	unsigned int n = b->n, hdrs;
+	struct skb_shared_info *si;
+	struct udphdr *uh;
+
+	if (!skb)
+		return 0;
+	b->head = NULL;
+	b->tail = NULL;
+	b->n = 0;
+	hdrs = sroce_pkt_hdrs(skb);
+	if (n == 1) {
+		skb_push(skb, hdrs);
+		skb->ip_summed = CHECKSUM_NONE;
+		return sroce_pkt_out(qp, skb, 1);
 	}
-	return 0;
+	si = skb_shinfo(skb);
+	si->gso_size = skb_headlen(skb);
+	si->gso_segs = n;
+	si->gso_type = SKB_GSO_UDP_L4 | SKB_GSO_FRAGLIST;
+	if (skb->protocol == htons(ETH_P_IP))
+		si->gso_type |= SKB_GSO_TCP_FIXEDID;
+	/* No checksum for the segmentation to fill in (UDP's is 0). */
+	skb->ip_summed = CHECKSUM_UNNECESSARY;
+	uh = skb_push(skb, sizeof(*uh));
+	uh->len = htons(skb->len);
+	skb_push(skb, hdrs - sizeof(*uh));
+	sroce_qp_count(qp, SROCE_CNT_TX_BATCHES, 1);
+	return sroce_pkt_out(qp, skb, n);
 }
 
 static int sroce_sockopt(struct socket *sock, int level, int name, int val)

@@ -104,6 +104,7 @@ enum sroce_counter {
 	SROCE_CNT_RX_DROP_NOT_PEER,
 	SROCE_CNT_RX_DROP_PKEY,
 	SROCE_CNT_TX_NO_ROUTE,
+	SROCE_CNT_TX_BATCHES,
 	SROCE_CNT_NUM,
 };
 
@@ -1059,6 +1060,17 @@ struct sk_buff *sroce_pkt_alloc(struct sroce_qp *qp, const struct rxe_av *av,
 void sroce_big_head_free(struct page **big);
 struct sk_buff *sroce_skb_alloc(unsigned int size, struct page **big);
 int sroce_pkt_xmit(struct sroce_qp *qp, struct sk_buff *skb);
+/* Packets of one send stream handed to the IP stack as one (net.c). */
+struct sroce_pkt_batch {
+	struct sk_buff	*head;	/* the first; the others on its frag_list */
+	struct sk_buff	*tail;	/* the last on that list */
+	unsigned int	n;
+	u32		psn;	/* the first packet's */
+};
+
+bool sroce_pkt_batch_add(struct sroce_qp *qp, struct sroce_pkt_batch *b,
+			 struct sk_buff *skb, u32 psn);
+int sroce_pkt_batch_xmit(struct sroce_qp *qp, struct sroce_pkt_batch *b);
 
 /* A packet of sroce_pkt_alloc() whose route stays in this host. */
 static inline bool sroce_pkt_is_local(const struct sk_buff *skb)

@@ -3,7 +3,7 @@
  * The transmit loop: a QP's two send streams, the responder's (ACKs, NAKs,
  * READ responses, sroce_resp_next()) and the requester's (requests,
  * sroce_req_next()), each pulled packet by packet and handed to the
- * network (sroce_pkt_xmit()).
+ * network (sroce_pkt_xmit(), or in batches, sroce_pkt_batch_xmit()).
  *
  * Packets are built under the stream's lock and sent after it is dropped,
  * by one context at a time per stream (SROCE_QP_RESP_RUNNING,
@@ -28,16 +28,35 @@
  */
 #define SROCE_TX_BUDGET_SOFTIRQ	4
 
+/* The stream goes back to @psn, whose packet the device dropped. */
+static void sroce_tx_rewind(struct sroce_qp *qp, bool resp, u32 psn)
+{
+	if (resp) {
+		sroce_resp_rewind(qp, psn);
+	} else {
+		spin_lock_bh(&qp->req.lock);
+		sroce_req_rewind(qp, psn);
+		spin_unlock_bh(&qp->req.lock);
+	}
+}
+
 /*
  * One pass over one of the QP's two send streams: the responder's (ACKs,
- * NAKs, READ responses) or the requester's. Return: -1 when the stream has
- * nothing more to send, else the delay in jiffies after which the worker
- * goes on: 0 when the stream had more than the budget, 1 when the device
- * dropped a packet (the stream went back to it).
+ * NAKs, READ responses) or the requester's. The requester's packets go in
+ * batches (sroce_pkt_batch_add()): what one pass builds for the wire goes
+ * to the device with one notification, not one per packet. Not the
+ * responder's: sroce_resp_rewind() finds only the READ response job in
+ * hand, and a batch may end one job and begin the next.
+ *
+ * Return: -1 when the stream has nothing more to send, else the delay in
+ * jiffies after which the worker goes on: 0 when the stream had more than
+ * the budget, 1 when the device dropped a packet (the stream went back to
+ * it).
  */
 static int sroce_tx_pass(struct sroce_qp *qp, bool resp, int budget)
 {
-	int sent;
+	struct sroce_pkt_batch b = {};
+	int sent, ret = 0;
 
 	/*
 	 * The packet after the budget is built and sent too: only then is
@@ -50,20 +69,39 @@ static int sroce_tx_pass(struct sroce_qp *qp, bool resp, int budget)
 
 		skb = resp ? sroce_resp_next(qp, &psn) :
 			     sroce_req_next(qp, &psn);
-		if (!skb)
-			return -1;
+		if (!skb) {
+			ret = -1;
+			break;
+		}
+		if (!resp && sroce_pkt_batch_add(qp, &b, skb, psn))
+			continue;
+		/* Whatever cannot join goes after the batch, in PSN order. */
+		if (b.n) {
+			u32 first = b.psn;
+
+			if (sroce_pkt_batch_xmit(qp, &b)) {
+				/* Built again after the batch's first. */
+				kfree_skb(skb);
+				sroce_tx_rewind(qp, resp, first);
+				return 1;
+			}
+			if (sroce_pkt_batch_add(qp, &b, skb, psn))
+				continue;
+		}
 		if (!sroce_pkt_xmit(qp, skb))
 			continue;
-		if (resp) {
-			sroce_resp_rewind(qp, psn);
-		} else {
-			spin_lock_bh(&qp->req.lock);
-			sroce_req_rewind(qp, psn);
-			spin_unlock_bh(&qp->req.lock);
-		}
+		sroce_tx_rewind(qp, resp, psn);
 		return 1;
 	}
-	return 0;
+	if (b.n) {
+		u32 first = b.psn;
+
+		if (sroce_pkt_batch_xmit(qp, &b)) {
+			sroce_tx_rewind(qp, resp, first);
+			return 1;
+		}
+	}
+	return ret;
 }
 
 /*

@@ -210,6 +210,7 @@ static const struct rdma_stat_desc sroce_counter_desc[SROCE_CNT_NUM] = {
 	[SROCE_CNT_RX_DROP_NOT_PEER].name	= "rx_drop_not_peer",
 	[SROCE_CNT_RX_DROP_PKEY].name		= "rx_drop_pkey",
 	[SROCE_CNT_TX_NO_ROUTE].name		= "tx_no_route",
+	[SROCE_CNT_TX_BATCHES].name		= "tx_batches",
 };
 
 static struct rdma_hw_stats *sroce_alloc_port_stats(struct ib_device *ib,
