@@ -581,6 +581,11 @@ barrier finished 300
 if [ "${DRVS[me]}" = sroce ]; then
 	echo "# rdma statistic show link $DEV/1:"
 	rdma statistic show link "$DEV/1" | xargs -n2 | sed 's/^/#   /'
+	# An RC requester's packets to the wire go to the stack in batches
+	# (wire.rst), and the peer (rdma_rxe checks every ICRC), the
+	# capture and the data checks above took them.
+	t "$DEV sent RC packets to the stack in batches (tx_batches)" \
+		test "$(sroce_counter tx_batches)" -gt 0
 fi
 t "rdma link delete $DEV" rdma link delete "$DEV"
 echo "# rc.sh $MODE ${DRV0} ${DRV1}: vm$me took $((SECONDS - T0)) s"
