@@ -41,6 +41,20 @@ static void sroce_tx_rewind(struct sroce_qp *qp, bool resp, u32 psn)
 }
 
 /*
+ * Send the requester's batch; when the device dropped it, the stream goes
+ * back to its first packet. Return: whether the batch went.
+ */
+static bool sroce_tx_flush(struct sroce_qp *qp, struct sroce_pkt_batch *b)
+{
+	u32 first = b->psn;
+
+	if (!sroce_pkt_batch_xmit(qp, b))
+		return true;
+	sroce_tx_rewind(qp, false, first);
+	return false;
+}
+
+/*
  * One pass over one of the QP's two send streams: the responder's (ACKs,
  * NAKs, READ responses) or the requester's. The requester's packets go in
  * batches (sroce_pkt_batch_add()): what one pass builds for the wire goes
@@ -77,12 +91,9 @@ static int sroce_tx_pass(struct sroce_qp *qp, bool resp, int budget)
 			continue;
 		/* Whatever cannot join goes after the batch, in PSN order. */
 		if (b.n) {
-			u32 first = b.psn;
-
-			if (sroce_pkt_batch_xmit(qp, &b)) {
+			if (!sroce_tx_flush(qp, &b)) {
 				/* Built again after the batch's first. */
 				kfree_skb(skb);
-				sroce_tx_rewind(qp, resp, first);
 				return 1;
 			}
 			if (sroce_pkt_batch_add(qp, &b, skb, psn))
@@ -93,14 +104,8 @@ static int sroce_tx_pass(struct sroce_qp *qp, bool resp, int budget)
 		sroce_tx_rewind(qp, resp, psn);
 		return 1;
 	}
-	if (b.n) {
-		u32 first = b.psn;
-
-		if (sroce_pkt_batch_xmit(qp, &b)) {
-			sroce_tx_rewind(qp, resp, first);
-			return 1;
-		}
-	}
+	if (b.n && !sroce_tx_flush(qp, &b))
+		return 1;
 	return ret;
 }
 
