@@ -114,8 +114,15 @@ out=$(realpath "$opt_out")
 rm -rf "$out"/vm[0-9] "$out/shared"	# stale rc or barrier files would lie
 mkdir -p "$out/shared"
 
-# Two UDP ports on loopback; guest i sends to the other's. A single guest
-# sends to a port nobody listens on, so its eth0 exists but goes nowhere.
+# The link. Two guests: a Unix stream socket between the two QEMUs
+# (-netdev stream, QEMU 7.2 on), which loses no frame. A QEMU whose guest
+# has not taken the last frames stops reading; the other's socket fills,
+# its QEMU stops taking frames from its guest, and that guest's qdisc
+# holds them: flow control, as a RoCE fabric's PFC gives. A pair of UDP
+# sockets on loopback dropped frames whenever the receiving QEMU fell
+# behind (the host's RcvbufErrors): UD and UC runs then lost messages,
+# and RC sent them again (testing.rst, "The link"). One guest: a UDP
+# socket to a port nobody listens on, so its eth0 exists but goes nowhere.
 free_port() {
 	local p
 	for _ in $(seq 100); do
@@ -126,9 +133,18 @@ free_port() {
 	echo "vm-run: no free UDP port" >&2
 	return 1
 }
-port0=$(free_port)
-port1=$(free_port "$port0")
-ports=("$port0" "$port1")
+netdev_opt() {	# netdev_opt GUEST_INDEX
+	if [ "$opt_vms" = 1 ]; then
+		local p0
+		p0=$(free_port)
+		echo "socket,id=n0,udp=127.0.0.1:$(free_port "$p0"),localaddr=127.0.0.1:$p0"
+		return
+	fi
+	# Guest 0 listens, guest 1 connects (once the socket is there).
+	local server=off
+	[ "$1" != 0 ] || server=on
+	echo "stream,id=n0,server=$server,addr.type=unix,addr.path=$link_dir/link"
+}
 
 # la57=off: with 5-level paging, identify_cpu() briefly clears the LA57
 # feature bit; an interrupt in that window makes KASAN see the direct map as
@@ -143,9 +159,12 @@ cleanup() {
 		kill "$p" 2>/dev/null || true
 	done
 	wait
+	[ -z "$link_dir" ] || rm -rf "$link_dir"
 }
+link_dir=''
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+link_dir=$(mktemp -d /tmp/sroce-link.XXXXXX)
 
 share() {	# share ID PATH TAG [readonly=on]
 	echo "-fsdev local,id=$1,path=$2,security_model=none,multidevs=remap${4:+,$4}"
@@ -188,11 +207,18 @@ for ((i = 0; i < opt_vms; i++)); do
 		$(share tree "$tree" tree readonly=on) \
 		${g_mods:+$(share mods "$g_mods" mods readonly=on)} \
 		$(share out "$out" out) \
-		-netdev "socket,id=n0,udp=127.0.0.1:${ports[1 - i]},localaddr=127.0.0.1:${ports[i]}" \
+		-netdev "$(netdev_opt "$i")" \
 		-device "virtio-net-pci,netdev=n0,mac=52:54:00:12:34:0$i,speed=10000,duplex=full" \
 		${SROCE_QEMU_MONITOR:+-monitor unix:$out/vm$i/mon.sock,server=on,wait=off} \
 		< /dev/null > "$out/vm$i/qemu.log" 2>&1 &
 	pids+=($!)
+	# Guest 1's QEMU connects at start and gives up if nobody listens.
+	if [ "$i" = 0 ] && [ "$opt_vms" = 2 ]; then
+		for _ in $(seq 300); do
+			[ -S "$link_dir/link" ] || ! kill -0 "${pids[0]}" 2>/dev/null && break
+			sleep 0.1
+		done
+	fi
 done
 
 # Poll rather than wait: each guest's run time is wanted, and a guest that
