@@ -114,10 +114,14 @@ storm() {
 			tail -n 5 "$sdir/$name.victim.log" | sed 's/^/#   /'
 		fi
 		t "$name storm: the storm ran beside the victim" alive "$cli"
-		t "$name storm: perftest reported traffic" storm_ran "$sdir/$name.client.log"
 		touch "$RDMA_SYNC/$name.victim-done"
 		kill -9 "$cli" 2>/dev/null
 		wait "$cli" 2>/dev/null
+		# Read once perftest is gone: on 7.2 a read of a 9p file at its
+		# end fails with ENODATA when a write from this guest extends
+		# the file meanwhile (v9fs_issue_read() tests HIT_EOF against
+		# the i_size that write just raised; testing.rst).
+		t "$name storm: perftest reported traffic" storm_ran "$sdir/$name.client.log"
 	fi
 	barrier "$name-end" 300 || not_ok "$name: both guests at the end"
 	t "$name storm: every QP of the storm destroyed" wait_for 30 test "$(qp_count)" -eq 0
