@@ -1,9 +1,11 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
 """bench-table.py RESULTS [CORE]: the tables of scripts/bench.sh.
-bench-table.py --matrix OUT...: one Markdown table of several bench.sh
-results directories (OUT/results.txt, labelled from OUT/conf.txt), e.g.
-every kernel at both MTUs, for README.md.
+bench-table.py --matrix OUT[+OUT...]...: one Markdown table of several
+bench.sh results directories (OUT/results.txt, labelled from OUT/conf.txt),
+e.g. every kernel at both MTUs, for README.md; a column per argument, which
+may join runs of one kernel and MTU that hold different runs (bench.sh
+--setups one, then --setups two).
 bench-table.py --selftest: both, on made-up results with known answers.
 
 RESULTS holds lines "ROUND TEST SIZE SETUP DRIVER METRIC VALUE" ("fail -"
@@ -48,23 +50,32 @@ def spread(v, digits=4):
 
 
 class Results:
-    def __init__(self, path):
+    def __init__(self, *paths):
         # (test, size, setup) -> driver -> round -> {metric: value} or None
         self.runs = OrderedDict()
         self.rounds = set()
+        # (test, size, setup, driver) -> the file it came from: several
+        # files make one column only where no run is in two of them (the
+        # rounds of two files are different rounds).
+        origin = {}
+        for path, (rnd, test, size, setup, drv, metric, value) in (
+                (p, w) for p in paths for w in self.lines(p)):
+            run = (test, size, setup, drv)
+            if origin.setdefault(run, path) != path:
+                sys.exit('bench-table: %s is in both %s and %s' %
+                         (' '.join(run), origin[run], path))
+            self.rounds.add(rnd)
+            cell = self.runs.setdefault(run[:3], {}).setdefault(drv, {})
+            if metric == 'fail':
+                cell[rnd] = None
+            elif cell.get(rnd, {}) is not None:
+                cell.setdefault(rnd, {})[metric] = float(value)
+
+    @staticmethod
+    def lines(path):
+        """The seven words of each result line of path."""
         with open(path, encoding='utf-8') as f:
-            for line in f:
-                w = line.split()
-                if len(w) != 7:
-                    continue
-                rnd, test, size, setup, drv, metric, value = w
-                self.rounds.add(rnd)
-                cell = self.runs.setdefault((test, size, setup), {}) \
-                    .setdefault(drv, {})
-                if metric == 'fail':
-                    cell[rnd] = None
-                elif cell.get(rnd, {}) is not None:
-                    cell.setdefault(rnd, {})[metric] = float(value)
+            return [w for w in (ln.split() for ln in f) if len(w) == 7]
 
     def values(self, key, drv, metric):
         """The metric's values by round, or None if a round failed."""
@@ -198,10 +209,22 @@ def label(d):
                            conf.get('mtu') or '1500'), conf
 
 
-def matrix(dirs):
-    """Markdown: ratio (range) then sroce / rxe medians, by directory."""
-    cols = [(label(d), Results(os.path.join(d, 'results.txt')))
-            for d in dirs]
+def column(arg):
+    """A column: DIR, or DIR+DIR... (bench.sh runs of one kernel and MTU,
+    e.g. one per setup) joined."""
+    dirs = arg.split('+')
+    labels = {label(d)[0] for d in dirs}
+    if len(labels) > 1:
+        sys.exit('bench-table: %s: one column, several kernels or MTUs: %s'
+                 % (arg, ', '.join(sorted(labels))))
+    return (label(dirs[0]), Results(*[os.path.join(d, 'results.txt')
+                                      for d in dirs]))
+
+
+def matrix(args):
+    """Markdown: ratio (range) then sroce / rxe medians, a column per
+    argument (a directory, or several joined with +)."""
+    cols = [column(a) for a in args]
     keys = []
     for _, res in cols:
         keys += [k for k in res.runs if k not in keys and
@@ -312,16 +335,59 @@ def selftest():
                                                           'results.txt'))):
                 print(line)
             matrix([d])
+        # The same results as two runs, one per setup, joined into one
+        # column: the same table. A run in both files, or two kernels
+        # in one column, is refused.
+        parts = []
+        for setup in ('one', 'two'):
+            pd = os.path.join(d, setup)
+            os.mkdir(pd)
+            parts.append(pd)
+            with open(os.path.join(pd, 'results.txt'), 'w',
+                      encoding='utf-8') as f:
+                f.write(''.join(ln + '\n' for ln in SELFTEST.splitlines()
+                                if ln.split()[3] == setup))
+            with open(os.path.join(pd, 'conf.txt'), 'w',
+                      encoding='utf-8') as f:
+                f.write('kernel=6.1\nmtu=9000\n')
+        joined = io.StringIO()
+        with contextlib.redirect_stdout(joined):
+            matrix(['+'.join(parts)])
+        refused = []
+        for arg, conf in (('+'.join([d] + parts[:1]), None),
+                          ('+'.join(parts), 'kernel=7.2\nmtu=9000\n')):
+            if conf:
+                with open(os.path.join(parts[1], 'conf.txt'), 'w',
+                          encoding='utf-8') as f:
+                    f.write(conf)
+            try:
+                with contextlib.redirect_stdout(io.StringIO()):
+                    matrix([arg])
+            except SystemExit as e:
+                refused.append(str(e))
     got = got.getvalue()
     flat = ' '.join(got.split())
+    table = got[got.index('| test |'):]
+    if joined.getvalue() != table:
+        print('bench-table selftest: the joined column differs:\n%s'
+              % joined.getvalue())
+        flat += ' (join differs)'
+    want_refused = ('is in both', 'several kernels or MTUs')
+    for w, r in zip(want_refused, refused + [''] * 2):
+        if w not in r:
+            print('bench-table selftest: not refused (%s): %r' % (w, r))
+            flat += ' (not refused)'
     bad = [w for w in SELFTEST_WANT if ' '.join(w.split()) not in flat]
     for w in bad:
         print('bench-table selftest: missing: %r' % w)
     if '| 6.1, MTU 9000 |' not in flat:
         bad.append('label')
         print('bench-table selftest: no column "6.1, MTU 9000"')
+    for what in ('(join differs)', '(not refused)'):
+        if what in flat:
+            bad.append(what)
     print(got if bad else 'bench-table selftest: %d checks passed'
-          % (len(SELFTEST_WANT) + 1))
+          % (len(SELFTEST_WANT) + 4))
     sys.exit(1 if bad else 0)
 
 
