@@ -10,18 +10,26 @@ checked: for integrity.sh's runs, clean and through netem.
 The sender sends COUNT datagrams (default 3000) of 8 bytes to the path
 MTU, every other one with immediate data; each carries its sequence
 number and length and then a pattern of its own. It keeps at most WINDOW
-of them ahead of what the receiver reported taking in (a file in DIR the
-receiver rewrites), waiting at most 2 s for it, so that the receiver's
-RECVS receives are never all used up by datagrams in flight. The
-receiver takes datagrams until the sender is done and nothing came for
-2 s. UD has no retransmission: under netem some datagrams are lost and
+of them ahead of what the receiver reported taking in, waiting at most
+2 s for it, so that the receiver's RECVS receives are never all used up
+by datagrams in flight. The receiver takes datagrams until the sender is
+done and nothing came for 2 s.
+
+The QP numbers go through files in DIR; what the two say while the
+datagrams flow (the receiver's count, the sender's total at the end)
+goes over a TCP connection on the same link. Both times the sender hung
+for good in CI (6.12, netem; no hung-task report, SIGTERM without
+effect, testing.rst) it had stopped where it read the receiver's
+progress file over 9p, a hundred times a second, while the other guest
+renamed it. UD has no retransmission: under netem some datagrams are lost and
 some arrive twice. Checked on the receiver: every datagram that arrived
 is one the sender sent, intact (length, pattern, immediate, source QP),
 duplicates counted apart; every receive completion a success; more than
 half the datagrams arrived (the path works at all).
 """
-import json
 import os
+import select
+import socket
 import struct
 import sys
 import time
@@ -38,14 +46,38 @@ GRH = 40
 RECVS = 1024
 WINDOW = 512
 QKEY = 0x1a2b3c4d
+PORT = 18790
 
 
-def read_json(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
+class Lines:
+    """The words of the lines a TCP peer sends, read without blocking."""
+
+    def __init__(self, sock):
+        self.sock = sock
+        self.buf = b''
+        self.closed = False
+        sock.setblocking(False)
+
+    def read(self, secs=0.0):
+        """The complete lines that arrived, waiting at most secs for one."""
+        if not self.closed and select.select([self.sock], [], [], secs)[0]:
+            try:
+                data = self.sock.recv(4096)
+            except BlockingIOError:
+                data = None
+            except OSError:
+                data = b''
+            if data == b'':
+                self.closed = True
+            elif data:
+                self.buf += data
+        *lines, self.buf = self.buf.split(b'\n')
+        return [ln.decode().split() for ln in lines]
+
+    def say(self, *words):
+        self.sock.setblocking(True)
+        self.sock.sendall((' '.join(str(w) for w in words) + '\n').encode())
+        self.sock.setblocking(False)
 
 
 def size_of(seq, mtu):
@@ -63,13 +95,20 @@ def receiver(a, env):
     mr = MR(env.pd, RECVS * slot, LW)
     for i in range(RECVS):
         post_recv(side, i, [SGE(mr.buf + i * slot, slot, mr.lkey)])
+    lsock = socket.create_server((a.ip, PORT))
+    lsock.settimeout(300)
     publish(os.path.join(a.sync, 'ud-receiver.json'),
             dict(qpn=side.qpn, gid=env.gid))
     snd = wait_json(os.path.join(a.sync, 'ud-sender.json'),
                     'ud receiver: the sender published its QP')
     if snd is None:
         return 1
-    done_path = os.path.join(a.sync, 'ud-sender.done')
+    try:
+        peer = Lines(lsock.accept()[0])
+    except OSError as err:
+        check(False, 'ud receiver: the sender connected', str(err))
+        return 1
+    lsock.close()
     seen, dups, bad, errs = set(), 0, [], []
     got = published = 0
     last = time.monotonic()
@@ -101,18 +140,19 @@ def receiver(a, env):
         if wcs:
             last = time.monotonic()
             if got - published >= 64:
-                publish(os.path.join(a.sync, 'ud-progress.json'),
-                        dict(got=got))
+                peer.say('got', got)
                 published = got
             continue
-        if done is None:
-            done = read_json(done_path)
-        if done is not None and time.monotonic() - last > 2.0:
+        for w in peer.read(0.001):
+            if w[:1] == ['done']:
+                done = int(w[1])
+        # (a sender gone without its total fails the check below)
+        if ((done is not None or peer.closed) and
+                time.monotonic() - last > 2.0):
             break
         if time.monotonic() - last > 600:
             break
-        time.sleep(0.001)
-    sent = done['sent'] if done else 0
+    sent = done or 0
     comment('ud receiver: %d datagrams sent, %d arrived (%d distinct, %d '
             'duplicates), %d lost' % (sent, got, len(seen), dups,
                                       sent - len(seen)))
@@ -125,6 +165,7 @@ def receiver(a, env):
           'the sender sent')
     check(len(seen) * 2 > sent, 'ud receiver: more than half the %d '
           'datagrams arrived (%d)' % (sent, len(seen)))
+    peer.sock.close()
     side.close()
     mr.close()
     return status()
@@ -139,9 +180,13 @@ def sender(a, env):
     if rcv is None:
         return 1
     publish(os.path.join(a.sync, 'ud-sender.json'), dict(qpn=side.qpn))
+    try:
+        peer = Lines(socket.create_connection((a.peer, PORT), timeout=300))
+    except OSError as err:
+        check(False, 'ud sender: connected to the receiver', str(err))
+        return 1
     ah = make_ah(env, gid_of(a.peer), env.gid_index)
-    prog = os.path.join(a.sync, 'ud-progress.json')
-    errs, waited = [], 0
+    errs, waited, got = [], 0, 0
     for seq in range(a.count):
         n = size_of(seq, mtu)
         mr.write(body(seq, n), n)
@@ -154,18 +199,26 @@ def sender(a, env):
             break
         if seq % 64 == 63:
             end = time.monotonic() + 2.0
-            while time.monotonic() < end:
-                p = read_json(prog)
-                if p and p['got'] >= seq + 1 - WINDOW:
+            while True:
+                for w in peer.read(0.01):
+                    if w[:1] == ['got']:
+                        got = max(got, int(w[1]))
+                if got >= seq + 1 - WINDOW:
                     break
-                time.sleep(0.01)
-            else:
-                waited += 1
-    publish(os.path.join(a.sync, 'ud-sender.done'), dict(sent=seq + 1))
+                if time.monotonic() >= end:
+                    waited += 1
+                    break
+    peer.say('done', seq + 1)
     comment('ud sender: %d datagrams sent; %d times the receiver had not '
             'caught up within 2 s' % (seq + 1, waited))
     check(not errs, 'ud sender: %d datagrams, every send completion a '
           'success' % a.count, '; '.join(errs))
+    # The receiver closes first, once it has the total: closing with its
+    # reports unread would reset the connection, the total perhaps lost.
+    end = time.monotonic() + 60
+    while not peer.closed and time.monotonic() < end:
+        peer.read(1.0)
+    peer.sock.close()
     ah.close()
     side.close()
     mr.close()
