@@ -61,6 +61,12 @@ verdict() {
 	else
 		fail "$1 ($took s), log: $3"
 		tail -n 40 "$3" | sed 's/^/    /'
+		# A guest that timed out: the first task it was still running,
+		# and where in the kernel, in the final summary too (vm-run.sh).
+		local -a said=()
+		mapfile -t said < <(grep -A9 -m1 -E '^vm[0-9]+: the test timed out' "$3" |
+			sed 's/^/    /')
+		summarize_failure "${said[@]}"
 	fi
 }
 step() {

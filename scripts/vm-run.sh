@@ -241,6 +241,25 @@ while :; do
 done
 cleanup	# kill what is still running at the deadline
 
+# The tasks guest-init's watchdog found still running in a guest whose test
+# timed out, less the shells and tools that only wait for them: the state
+# and first kernel frames of each, where a check's log shows them (a hang
+# that leaves no other trace, such as a killable sleep, is seen there).
+stuck_tasks() {
+	tr -d '\r' <"$1" | awk '
+		/^guest-init: the test is still running/ { on = 1; next }
+		!on { next }
+		/^guest-init: pid / {
+			cmd = $5; sub(/.*\//, "", cmd)
+			show = cmd !~ /^(bash|sh|sleep|tee|timeout|cat|awk|sed|tr|cut|head)$/
+			if (show) print "  " substr($0, 13)
+			frames = 0
+			next
+		}
+		/^guest-init:     / { if (show && frames++ < 8) print "    " substr($0, 17) }
+		' | head -n 60
+}
+
 status=0
 summary=()
 for ((i = 0; i < opt_vms; i++)); do
@@ -249,6 +268,10 @@ for ((i = 0; i < opt_vms; i++)); do
 	[ -n "${secs[i]:-}" ] || status=1
 	rc=$(cat "$dir/rc" 2>/dev/null || echo missing)
 	[ "$rc" = 0 ] || status=1
+	if [ "$rc" = 124 ] && [ -f "$dir/console.log" ]; then
+		echo "vm$i: the test timed out; its tasks then:"
+		stuck_tasks "$dir/console.log"
+	fi
 	# QEMU's own complaints, if it failed to start or died.
 	[ ! -s "$dir/qemu.log" ] || tail -n 5 "$dir/qemu.log"
 	logs=()
