@@ -5,7 +5,7 @@
 # 3000 atomics through tools/sroce-atomic (every result checked).
 # Usage: integrity.sh DRV0 DRV1 BYTES [clean|netem [OPS]]
 #   DRVn: sroce or rxe for guest n (guest 1 serves, guest 0 drives).
-#   netem: both guests' NICs lose 2%, reorder, duplicate and corrupt
+#   netem: both guests' NICs lose 1%, reorder, duplicate and corrupt
 #   packets (lib.sh netem_on), so requests, data, ACKs and READ responses
 #   are all lost at times; the run must still be clean, the sroce side
 #   must have retransmitted and each sroce side must have counted every
@@ -45,7 +45,7 @@ t "IPv4 RoCE GID present" wait_for 30 has_gid \
 t "peer reachable over IPv4" wait_for 60 ping -c1 -W1 "198.18.0.$((peer + 1))"
 if [ "$mode" = netem ]; then
 	[ "$drv" = sroce ] && account_start "198.18.0.$((me + 1))"
-	t "netem on eth0: 2% loss, reordering, 1% duplication, 0.5% corruption" \
+	t "netem on eth0: 1% loss, reordering, 1% duplication, 2% corruption" \
 		netem_on
 fi
 t "both guests ready" guest_barrier ready 300

@@ -51,7 +51,7 @@ kmemleak_clear
 device_up "${DRVS[me]}"
 if [ "$NETEM" = 1 ]; then
 	[ "${DRVS[me]}" != sroce ] || account_start "198.18.0.$((me + 1))"
-	t "netem on eth0: 2% loss, reordering, 1% duplication, 0.5% corruption" \
+	t "netem on eth0: 1% loss, reordering, 1% duplication, 2% corruption" \
 		netem_on
 fi
 
