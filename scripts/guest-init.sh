@@ -100,7 +100,7 @@ timeout -k 5 "$budget" "$@" < /dev/null &
 tpid=$!
 # Shortly before the timeout, where every user task waits: a hang then
 # shows its place, also a killable sleep that the hung-task detector
-# never reports (seen once: a UD sender under netem on 6.12 that
+# never reports (seen twice in CI: a UD sender under netem on 6.12 that
 # outlived its own "timeout 900" and left no trace in the log).
 (
 	sleep $((budget > 60 ? budget - 20 : budget / 2))
