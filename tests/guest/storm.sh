@@ -1,8 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Storms against one guest's sroce0 while another connection between the
-# same guests must keep its traffic: storm.sh DRV0 DRV1 [VICTIM_BYTES]
-# (DRVn: sroce or rxe for guest n, to compare with rdma_rxe).
+# same guests must keep its traffic:
+# storm.sh DRV0 DRV1 [VICTIM_BYTES [STORMS]]
+# (DRVn: sroce or rxe for guest n, to compare with rdma_rxe; STORMS the
+# storms to run, comma-separated, default rnr,read,ud).
 #
 # Guest 0 storms guest 1, one storm after another, each on QPs of its
 # own through perftest (C, so the storm is as fast as the guest can go):
@@ -29,6 +31,7 @@ here=$(dirname "$0")
 
 drvs=("${1:?DRV0}" "${2:?DRV1}")
 VBYTES=${3:-64M}
+STORMS=,${4:-rnr,read,ud},
 STORM_MEM_MIB=${STORM_MEM_MIB:-96}
 itool=$SROCE_TREE/tools/sroce-integrity
 sdir=$SROCE_OUT/storm
@@ -66,6 +69,7 @@ mem_watch() {
 storm() {
 	local name=$1 cnt=$2 n0 n1 base low srv cli vsrv port
 	shift 2
+	[[ $STORMS == *,$name,* ]] || return 0
 	# (line-buffered: the storm is killed, its reports must be out)
 	local perf=(stdbuf -oL "$@" -d "$DEV" -x "$GI" --run_infinitely -D 2 -F)
 	barrier "$name-start" 300 || { not_ok "$name: both guests at the start"; return; }
