@@ -12,6 +12,7 @@ PKGS=(
 	perftest rdmacm-utils python3-pyverbs
 	ucx-utils openmpi-bin python3-mpi4py libfabric-bin qperf
 	sparse tshark iproute2 iputils-ping fio nvme-cli nfs-kernel-server python3
+	nftables
 )
 
 missing=()

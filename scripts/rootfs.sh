@@ -25,7 +25,7 @@ PKGS=(
 	rdma-core ibverbs-utils ibverbs-providers libibverbs1 librdmacm1
 	perftest rdmacm-utils python3 python3-pyverbs
 	ucx-utils openmpi-bin python3-mpi4py libfabric-bin qperf
-	tshark fio nvme-cli nfs-kernel-server nfs-common rpcbind
+	tshark fio nvme-cli nfs-kernel-server nfs-common rpcbind nftables
 )
 
 key=$({ cat "$0"; echo "${PKGS[*]}"; } | sha256sum | cut -c1-12)

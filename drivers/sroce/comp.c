@@ -367,6 +367,9 @@ place:
 	end = min(w->length, w->rd_done - w->rd_done % w->rd_chunk +
 			      w->rd_chunk);
 	resid = end - w->rd_done;
+	/* A local chunk counted in another path MTU: sroce_rx_local_psns(). */
+	if (pkt->mtu_mismatch)
+		goto malformed;
 	if (resid > span) {
 		if ((op != SROCE_OP_READ_RESP_FIRST &&
 		     op != SROCE_OP_READ_RESP_MIDDLE) ||

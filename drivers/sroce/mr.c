@@ -599,7 +599,7 @@ struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key)
 		return NULL;
 	/*
 	 * Counted first, then checked: pairs with the barrier in
-	 * sroce_mr_inv_held(), so an invalidation either sees this use and
+	 * sroce_mr_inv_rcu(), so an invalidation either sees this use and
 	 * waits for it, or this sees the MR invalid.
 	 */
 	smp_mb__after_atomic();
@@ -630,7 +630,7 @@ static int sroce_mr_publish(struct sroce_dev *sdev, struct sroce_mr *mr)
 			      GFP_KERNEL);
 	if (err < 0)
 		return err;
-	key8 = sroce_key_next((u8)atomic_inc_return(&sdev->key_seq));
+	key8 = sroce_key_random();
 	mr->ibmr.lkey = sroce_key_make(index, key8);
 	mr->ibmr.rkey = mr->ibmr.lkey;
 	mr->key = mr->ibmr.lkey;
@@ -660,13 +660,19 @@ static struct sroce_mr *sroce_mr_alloc(struct ib_pd *pd, int access)
 	return mr;
 }
 
-static void sroce_mr_free(struct sroce_dev *sdev, struct sroce_mr *mr)
+/*
+ * Process context. For an ODP MR dereg has returned already when the
+ * last fault (odp.c) calls this: it holds the device's memory, not its
+ * registration.
+ */
+void sroce_mr_free(struct sroce_dev *sdev, struct sroce_mr *mr)
 {
 	/* For ODP, ib_core removes the MMU notifier: pages[] is quiet. */
 	if (mr->umem)
 		ib_umem_release(mr->umem);
 	if (mr->odp)
 		atomic_dec(&sdev->odp_mrs);
+	sroce_odp_budget_put(mr->odp_budget);
 	kvfree(mr->odp_writable);
 	kvfree(mr->pages);
 	kfree(mr->fr_pages);
@@ -730,7 +736,7 @@ struct ib_mr *sroce_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 
 	/* A zero-length MR pins nothing; every non-empty access is out of range. */
 	if (length && (access & IB_ACCESS_ON_DEMAND)) {
-		err = sroce_odp_reg(mr, pd, start, length, access);
+		err = sroce_odp_reg(mr, pd, start, length, access, udata);
 		if (err)
 			goto err;
 	} else if (length) {
@@ -765,14 +771,16 @@ int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 		spin_unlock_bh(&sdev->mw_lock);
 		return -EBUSY;
 	}
-	mr->dying = true;
+	WRITE_ONCE(mr->dying, true);	/* sroce_mr_inv_rcu() */
 	spin_unlock_bh(&sdev->mw_lock);
 
 	xa_erase(&sdev->mr_xa, sroce_key_index(mr->ibmr.lkey));
 	sroce_mr_put(mr);
 	/* In-flight packets hold references; they finish, then we unpin. */
 	wait_for_completion(&mr->idle);
-	sroce_mr_free(sdev, mr);
+	/* A fault still queued or blocked frees it when it ends. */
+	if (sroce_odp_dereg(mr))
+		sroce_mr_free(sdev, mr);
 	return 0;
 }
 
@@ -918,50 +926,70 @@ EXPORT_SYMBOL_IF_KUNIT(sroce_mr_fast_reg);
  * @pd: the QP's PD; the MR must belong to it
  * @key: the key to invalidate
  *
- * Packets already using the MR finish; no new use finds it.
+ * Packets already using the MR finish; no new use finds it. BHs off, as
+ * sroce_mr_inv_rcu() needs.
  *
- * Return: 0, or -EINVAL for an unknown or stale key, another PD's MR or
- * an MR that is not fast-registered (those cannot be invalidated).
+ * Return: 0, or -EINVAL for an unknown or stale key, an MR that is
+ * already invalid, another PD's MR or an MR that is not fast-registered
+ * (those cannot be invalidated).
  */
 int sroce_mr_invalidate(struct ib_pd *pd, u32 key)
 {
-	struct sroce_mr *mr = sroce_mr_get(to_sdev(pd->device), key);
-	int err;
+	struct sroce_mr *mr;
+	int err = -EINVAL;
 
-	if (!mr)
-		return -EINVAL;
-	err = sroce_mr_inv_held(mr, pd);
-	sroce_mr_put(mr);
+	rcu_read_lock();
+	mr = xa_load(&to_sdev(pd->device)->mr_xa, sroce_key_index(key));
+	if (mr && READ_ONCE(mr->key) == key)
+		err = sroce_mr_inv_rcu(mr, pd);
+	rcu_read_unlock();
 	return err;
 }
+EXPORT_SYMBOL_IF_KUNIT(sroce_mr_invalidate);
 
 /**
- * sroce_mr_inv_held() - invalidate a fast-registered MR the caller holds
- * @mr: the MR, held once by the caller
+ * sroce_mr_inv_rcu() - invalidate a fast-registered MR found under RCU
+ * @mr: the MR; the caller holds no reference, only the RCU read lock (the
+ *	MR is freed after a grace period, so it stays readable)
  * @pd: the invalidating QP's PD; the MR must belong to it
  *
- * Returns only once no copy through the MR is under way: the consumer may
- * remap or free its pages as soon as the invalidation completes, and a
- * copy that started before must not write through the old page list
- * afterwards (nor read a page index off a new iova). No new use finds the
- * MR once it is invalid. Every user holds an MR with BHs off, as the
- * caller must, so the users it waits for run on other CPUs and finish
- * their copy of one packet.
+ * Of invalidations that overlap, exactly one wins (the one that turns
+ * valid from 1 to 0); the others find the MR invalid, as they would had
+ * they come after it. The winner returns only once no copy through the
+ * MR is under way: the consumer may remap or free its pages as soon as
+ * the invalidation completes, and a copy that started before must not
+ * write through the old page list afterwards (nor read a page index off a
+ * new iova). No new use finds the MR once it is invalid. Every user holds
+ * an MR with BHs off, as the caller must, so the users it waits for run
+ * on other CPUs (or in hard IRQs) and finish their copy of one packet.
+ * Holding no reference itself, the winner waits for the base reference
+ * alone, or for none once dereg has dropped it, whoever else waits too.
  *
- * Return: 0, or -EINVAL for another PD's MR or an MR that is not
- * fast-registered (those cannot be invalidated).
+ * Return: 0, or -EINVAL for another PD's MR, an MR that is not
+ * fast-registered (those cannot be invalidated) or one already invalid.
  */
-int sroce_mr_inv_held(struct sroce_mr *mr, struct ib_pd *pd)
+int sroce_mr_inv_rcu(struct sroce_mr *mr, struct ib_pd *pd)
 {
+	unsigned int base;
+
 	WARN_ON_ONCE(!in_softirq());
-	if (!mr->fr || mr->ibmr.pd != pd)
+	RCU_LOCKDEP_WARN(!rcu_read_lock_held(), "no RCU read lock");
+	if (!mr->fr || mr->ibmr.pd != pd || cmpxchg(&mr->valid, 1, 0) != 1)
 		return -EINVAL;
-	WRITE_ONCE(mr->valid, 0);
-	/* Pairs with smp_mb__after_atomic() in sroce_mr_get(). */
-	smp_mb();
-	/* The base reference and the caller's; a dying MR has only ours. */
-	while (refcount_read(&mr->users) > 2)
+	/* Full barrier (cmpxchg): pairs with sroce_mr_get()'s. */
+	for (;;) {
+		unsigned int n = refcount_read(&mr->users);
+
+		/*
+		 * users first, then dying: dereg sets dying before it drops
+		 * the base reference (release), so a count without the base
+		 * is never taken for one with it.
+		 */
+		smp_rmb();
+		base = !READ_ONCE(mr->dying);
+		if (n <= base)
+			return 0;
 		cpu_relax();
-	return 0;
+	}
 }
-EXPORT_SYMBOL_IF_KUNIT(sroce_mr_inv_held);
+EXPORT_SYMBOL_IF_KUNIT(sroce_mr_inv_rcu);

@@ -61,8 +61,7 @@ int sroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 			      &sdev->mw_next, GFP_KERNEL);
 	if (err < 0)
 		goto err_free;
-	mw->key = sroce_key_make(index,
-				 sroce_key_next((u8)atomic_inc_return(&sdev->key_seq)));
+	mw->key = sroce_key_make(index, sroce_key_random());
 	ibmw->rkey = mw->key;
 	container_of(ibmw, struct sroce_ibmw, ibmw)->mw = mw;
 	xa_store(&sdev->mw_xa, index, mw, GFP_KERNEL);

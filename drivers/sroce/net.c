@@ -22,6 +22,7 @@
 #include <linux/inetdevice.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
+#include <linux/sched/mm.h>
 #include <linux/skbuff.h>
 #include <linux/wait_bit.h>
 #include <net/addrconf.h>
@@ -355,7 +356,7 @@ static int sroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 		kfree_skb(skb);
 		return 0;
 	}
-	sroce_rx_handler(sdev, skb, false);
+	sroce_rx_handler(sdev, skb, 0);
 	ib_device_put(&sdev->ib);
 	return 0;
 }
@@ -460,15 +461,22 @@ static struct dst_entry *sroce_route6(struct sroce_dev *sdev,
  * so most heads of same-host chunks (req.c) and of IB MTU 4096 packets
  * would come from kmalloc, zeroed. A packet that stays in the host is
  * freed before its stream builds the next: one page serves them all.
+ * The page stays with the stream until its QP goes, so it is charged to
+ * @memcg, the QP's creator's (NULL: a kernel QP's, not charged): 64 KiB
+ * per QP that no cgroup saw otherwise.
  * Caller holds the stream's lock; NULL when the page is still in use.
  */
-static void *sroce_big_head(struct page **big)
+static void *sroce_big_head(struct page **big, struct mem_cgroup *memcg)
 {
 	struct page *page = *big;
 
 	if (!page) {
-		page = alloc_pages(GFP_ATOMIC | __GFP_COMP | __GFP_NOWARN,
+		struct mem_cgroup *old = set_active_memcg(memcg);
+
+		page = alloc_pages(GFP_ATOMIC | __GFP_COMP | __GFP_NOWARN |
+				   (memcg ? __GFP_ACCOUNT : 0),
 				   SROCE_BIG_HEAD_ORDER);
+		set_active_memcg(old);
 		if (!page)
 			return NULL;
 		*big = page;
@@ -502,9 +510,10 @@ EXPORT_SYMBOL_IF_KUNIT(sroce_big_head_free);
  * same host for nothing, since every byte is written (or, for a local
  * packet's payload, never read). A cache page is used again without being
  * zeroed once all of its packets are freed, which is at once for a packet
- * that stays in the host.
+ * that stays in the host. @memcg: whom the stream's page is charged to.
  */
-struct sk_buff *sroce_skb_alloc(unsigned int size, struct page **big)
+struct sk_buff *sroce_skb_alloc(unsigned int size, struct page **big,
+				struct mem_cgroup *memcg)
 {
 	unsigned int truesize = SKB_DATA_ALIGN(size) +
 				SKB_DATA_ALIGN(sizeof(struct skb_shared_info));
@@ -513,7 +522,7 @@ struct sk_buff *sroce_skb_alloc(unsigned int size, struct page **big)
 
 	if (big && truesize > PAGE_SIZE &&
 	    truesize <= PAGE_SIZE << SROCE_BIG_HEAD_ORDER)
-		data = sroce_big_head(big);
+		data = sroce_big_head(big, memcg);
 	if (!data)
 		data = netdev_alloc_frag(truesize);
 
@@ -562,7 +571,7 @@ struct sk_buff *sroce_pkt_alloc(struct sroce_qp *qp, const struct rxe_av *av,
 		   sroce_route4(qp->sdev, cache, av);
 	room = (dst ? LL_RESERVED_SPACE(dst->dev) : LL_MAX_HEADER) + ipl +
 	       sizeof(*uh);
-	skb = sroce_skb_alloc(room + len, big);
+	skb = sroce_skb_alloc(room + len, big, qp->memcg);
 	if (!skb) {
 		dst_release(dst);
 		return NULL;
@@ -689,7 +698,18 @@ static void sroce_pkt_account(struct sroce_qp *qp, struct sk_buff *skb)
 
 /*
  * Hand @skb, data at its IP header, to the IP stack: one packet, or the
- * head of a batch of @n. Return: 0, or -EAGAIN when it was dropped.
+ * head of a batch of @n.
+ *
+ * A full queue (the qdisc's NET_XMIT_DROP, which a tc drop action returns
+ * too, or -ENOBUFS) may take the packet a moment later: -EAGAIN, and the
+ * caller tries again, a bounded number of times (tx.c). Any other refusal
+ * comes again for every packet (a netfilter drop's -EPERM, -EMSGSIZE once
+ * the netdev MTU fell below the path MTU, a netdev gone down): the packet
+ * is lost, as on a wire, counted in tx_refused, and the QP's own ACK
+ * timeout and retry count end an RC transfer (RETRY_EXC_ERR).
+ *
+ * Return: 0 (sent, or lost), or -EAGAIN when it was dropped and may be
+ * sent again.
  */
 static int sroce_pkt_out(struct sroce_qp *qp, struct sk_buff *skb,
 			 unsigned int n)
@@ -704,10 +724,14 @@ static int sroce_pkt_out(struct sroce_qp *qp, struct sk_buff *skb,
 		memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
 		err = ip_local_out(sdev->net, sdev->sn->sk4->sk, skb);
 	}
-	if (unlikely(net_xmit_eval(err))) {
+	err = net_xmit_eval(err);
+	if (likely(!err))
+		return 0;
+	if (err == NET_XMIT_DROP || err == -ENOBUFS) {
 		sroce_qp_count(qp, SROCE_CNT_TX_DROPS, n);
 		return -EAGAIN;
 	}
+	sroce_qp_count(qp, SROCE_CNT_TX_REFUSED, n);
 	return 0;
 }
 
@@ -757,7 +781,7 @@ int sroce_pkt_xmit(struct sroce_qp *qp, struct sk_buff *skb)
 		skb_dst_drop(skb);
 		skb_pull(skb, hdrs - sizeof(struct udphdr));
 		local_bh_disable();
-		sroce_rx_handler(peer, skb, true);
+		sroce_rx_handler(peer, skb, qp->pmtu);
 		local_bh_enable();
 		rcu_read_unlock();
 		ib_device_put(&peer->ib);

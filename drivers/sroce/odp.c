@@ -28,8 +28,23 @@
  * worker sends the requester back to its oldest unacknowledged PSN. A
  * fault that fails makes the next miss on that side of the QP fail with
  * -EACCES, which completes the WQE in error or NAKs the request.
+ *
+ * A fault may block as long as the memory's owner likes: a file mapping
+ * served by the user's own FUSE daemon that never answers parks the
+ * worker in hmm_range_fault() for good, and nothing can interrupt it.
+ * So a queued fault or prefetch holds no QP reference (it looks the QP
+ * up again when it is done) and keeps its MR through odp_refs, not
+ * users: destroy_qp and dereg_mr never wait for it, and the last holder
+ * frees the MR. It holds the device's memory and the module, so a
+ * device can be unregistered under it (the MR outlives it) and rmmod is
+ * refused until it ends. Each user context may have SROCE_ODP_QUEUED_MAX
+ * of them queued, so that one context's blocked faults leave workers for
+ * everyone else's.
  */
+#include <linux/mm.h>
 #include <linux/mmu_notifier.h>
+#include <linux/sched/mm.h>
+#include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
 
@@ -37,11 +52,30 @@
 
 static struct workqueue_struct *sroce_odp_wq;
 
-/* A fault for a copy that missed, and the QP to resume after it. */
+/* Faults and prefetches one user context may have queued at a time. */
+#define SROCE_ODP_QUEUED_MAX	16
+
+/**
+ * struct sroce_odp_budget - what one user context has queued
+ * @ref: the context, and each of its ODP MRs
+ * @queued: faults and prefetches queued or running
+ * @sdev: the device
+ */
+struct sroce_odp_budget {
+	refcount_t		ref;
+	atomic_t		queued;
+	struct sroce_dev	*sdev;
+};
+
+/*
+ * A fault for a copy that missed, and the QP to resume after it, found
+ * again by number and serial: it may be destroyed meanwhile.
+ */
 struct sroce_odp_work {
 	struct work_struct	work;
-	struct sroce_mr		*mr;	/* held */
-	struct sroce_qp		*qp;	/* held, or NULL */
+	struct sroce_mr		*mr;	/* odp_refs held */
+	u64			serial;	/* the QP's, or 0 */
+	u32			qpn;
 	u64			iova;
 	u32			len;
 	bool			write;
@@ -51,15 +85,120 @@ struct sroce_odp_work {
 /* An asynchronous prefetch (advise_mr without IB_UVERBS_ADVISE_MR_FLAG_FLUSH). */
 struct sroce_prefetch_work {
 	struct work_struct	work;
+	struct sroce_odp_budget	*budget;	/* one slot taken */
 	u32			num;
 	bool			write;
 	bool			fault;
 	struct {
-		struct sroce_mr	*mr;	/* held */
+		struct sroce_mr	*mr;	/* odp_refs held */
 		u64		iova;
 		u32		len;
 	} frag[];
 };
+
+/**
+ * sroce_odp_ctx_init() - give a user context its ODP budget
+ * @uc: the context being allocated
+ * @sdev: its device
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int sroce_odp_ctx_init(struct sroce_ucontext *uc, struct sroce_dev *sdev)
+{
+	uc->odp = kzalloc_obj(*uc->odp, GFP_KERNEL_ACCOUNT);
+	if (!uc->odp)
+		return -ENOMEM;
+	refcount_set(&uc->odp->ref, 1);
+	uc->odp->sdev = sdev;
+	return 0;
+}
+
+void sroce_odp_budget_put(struct sroce_odp_budget *b)
+{
+	if (b && refcount_dec_and_test(&b->ref))
+		kfree(b);
+}
+
+/*
+ * Take a slot of @b for a fault or prefetch, with the device's memory and
+ * the module, which the work uses after a device is gone. Any context.
+ */
+static bool sroce_odp_slot_get(struct sroce_odp_budget *b)
+{
+	if (atomic_inc_return(&b->queued) > SROCE_ODP_QUEUED_MAX) {
+		atomic_dec(&b->queued);
+		return false;
+	}
+	get_device(&b->sdev->ib.dev);
+	__module_get(THIS_MODULE);
+	return true;
+}
+
+/*
+ * Gives back what sroce_odp_slot_get() took. The device reference may be
+ * the last once the device is unregistered: only a work calls this then.
+ */
+static void sroce_odp_slot_put(struct sroce_odp_budget *b)
+{
+	struct sroce_dev *sdev = b->sdev;
+
+	atomic_dec(&b->queued);
+	put_device(&sdev->ib.dev);
+	module_put(THIS_MODULE);
+}
+
+/* Hold @mr, which the caller holds through users, past its dereg. */
+static void sroce_odp_mr_hold(struct sroce_mr *mr)
+{
+	refcount_inc(&mr->odp_refs);
+}
+
+/* Process context: the last holder frees the MR. */
+static void sroce_odp_mr_drop(struct sroce_mr *mr)
+{
+	if (refcount_dec_and_test(&mr->odp_refs))
+		sroce_mr_free(mr->odp_budget->sdev, mr);
+}
+
+/**
+ * sroce_odp_dereg() - dereg drops the MR's own hold
+ * @mr: an MR whose users are gone
+ *
+ * Return: true when the caller frees @mr now; false when a fault still
+ * holds it and frees it when it ends.
+ */
+bool sroce_odp_dereg(struct sroce_mr *mr)
+{
+	return !mr->odp || refcount_dec_and_test(&mr->odp_refs);
+}
+
+/*
+ * Fault [@va, @va + @len) of the owner's memory in with a mmap lock the
+ * fault may drop: one that waits for a file system (slow, or a FUSE daemon
+ * that never answers) then waits without it, and the process can still
+ * unmap, destroy its QPs and exit. ib_umem_odp_map_dma_and_lock() would
+ * hold it throughout; after this it finds the pages present.
+ */
+static int sroce_odp_prefault(struct ib_umem_odp *odp, u64 va, u64 len,
+			      bool write)
+{
+	struct mm_struct *mm = odp->umem.owning_mm;
+	unsigned long a = va & PAGE_MASK;
+	int err = 0;
+
+	if (!mmget_not_zero(mm))
+		return -EFAULT;		/* its process has exited */
+	mmap_read_lock(mm);
+	for (; a < va + len && !err; a += PAGE_SIZE) {
+		bool unlocked = false;
+
+		err = fixup_user_fault(mm, a, write ? FAULT_FLAG_WRITE : 0,
+				       &unlocked);
+	}
+	mmap_read_unlock(mm);
+	mmput(mm);
+	return err;
+}
 
 /**
  * sroce_odp_fault() - fault a range of an ODP MR in and mirror it
@@ -84,6 +223,11 @@ static int sroce_odp_fault(struct sroce_mr *mr, u64 iova, u64 len, bool write,
 
 	if (!len)
 		return 0;
+	if (fault) {
+		np = sroce_odp_prefault(odp, va, len, write);
+		if (np)
+			return np;
+	}
 	np = ib_umem_odp_map_dma_and_lock(odp, va, len, sroce_odp_access(write),
 					  fault);
 	if (np < 0)
@@ -156,15 +300,26 @@ static const struct mmu_interval_notifier_ops sroce_odp_mn_ops = {
  * @length: bytes, > 0
  * @access: IB_ACCESS_* flags, IB_ACCESS_ON_DEMAND among them
  *
+ * @udata: the user's call; its context pays for the MR's faults
+ *
  * What the process has mapped already is mirrored at once (no fault).
  * On error the caller frees @mr with what was set up.
  *
  * Return: 0 or a negative errno.
  */
 int sroce_odp_reg(struct sroce_mr *mr, struct ib_pd *pd, u64 start,
-		  u64 length, int access)
+		  u64 length, int access, struct ib_udata *udata)
 {
+	struct sroce_ucontext *uc;
 	struct ib_umem_odp *odp;
+
+	/* Faults are paid for by a user context: none for a kernel MR. */
+	uc = rdma_udata_to_drv_context(udata, struct sroce_ucontext, ibuc);
+	if (!uc)
+		return -EOPNOTSUPP;
+	refcount_inc(&uc->odp->ref);
+	mr->odp_budget = uc->odp;
+	refcount_set(&mr->odp_refs, 1);
 
 	odp = ib_umem_odp_get(pd->device, start, length, access,
 			      &sroce_odp_mn_ops);
@@ -237,15 +392,35 @@ static void sroce_odp_kick(struct sroce_qp *qp, u8 kick)
 	sroce_qp_schedule(qp, 0);
 }
 
+/* The QP a fault was for, if it still exists, held. */
+static struct sroce_qp *sroce_odp_work_qp(struct sroce_dev *sdev,
+					  struct sroce_odp_work *ow)
+{
+	struct sroce_qp *qp;
+
+	if (!ow->serial)
+		return NULL;
+	/* The QP's memory outlives a grace period after it is unlisted. */
+	rcu_read_lock();
+	qp = xa_load(&sdev->qp_xa, ow->qpn);
+	if (qp && (READ_ONCE(qp->serial) != ow->serial ||
+		   !refcount_inc_not_zero(&qp->users)))
+		qp = NULL;
+	rcu_read_unlock();
+	return qp;
+}
+
 static void sroce_odp_work_fn(struct work_struct *w)
 {
 	struct sroce_odp_work *ow = container_of(w, struct sroce_odp_work,
 						 work);
-	struct sroce_qp *qp = ow->qp;
+	struct sroce_odp_budget *b = ow->mr->odp_budget;
+	struct sroce_qp *qp;
 	int err;
 
+	/* May block for as long as the memory's owner likes. */
 	err = sroce_odp_fault(ow->mr, ow->iova, ow->len, ow->write, true);
-	sroce_mr_put(ow->mr);
+	qp = sroce_odp_work_qp(b->sdev, ow);
 	if (qp) {
 		/*
 		 * -EBUSY: the range kept changing under hmm_range_fault()
@@ -259,7 +434,12 @@ static void sroce_odp_work_fn(struct work_struct *w)
 		sroce_odp_kick(qp, ow->kick);
 		sroce_qp_put(qp);
 	}
+	/* The MR's budget outlives it: hold the budget over the drop. */
+	refcount_inc(&b->ref);
+	sroce_odp_mr_drop(ow->mr);
 	kfree(ow);
+	sroce_odp_slot_put(b);
+	sroce_odp_budget_put(b);
 }
 
 /**
@@ -274,7 +454,9 @@ static void sroce_odp_work_fn(struct work_struct *w)
  * Any context. Queues a fault of the range in process context, unless
  * one for that side of @qp is queued already: that one's kick brings the
  * packet back, and a miss then queues the next (a requester retrying
- * after an RNR NAK would otherwise queue one per retry).
+ * after an RNR NAK would otherwise queue one per retry). A context with
+ * SROCE_ODP_QUEUED_MAX faults queued gets none more until one ends: its
+ * packets come again as when no memory could be had.
  *
  * Return: -EAGAIN (try again once faulted in); -ENOMEM when no fault could
  * be queued for a paused requester (it retries by itself); -EACCES when
@@ -290,6 +472,10 @@ int sroce_odp_miss(struct sroce_mr *mr, u64 iova, u32 len, bool write,
 	if (qp && test_and_set_bit(sroce_odp_busy_bit(kick), &qp->flags))
 		return -EAGAIN;
 	ow = kzalloc_obj(*ow, GFP_ATOMIC);
+	if (ow && !sroce_odp_slot_get(mr->odp_budget)) {
+		kfree(ow);
+		ow = NULL;
+	}
 	if (!ow) {
 		if (qp) {
 			clear_bit(sroce_odp_busy_bit(kick), &qp->flags);
@@ -298,15 +484,13 @@ int sroce_odp_miss(struct sroce_mr *mr, u64 iova, u32 len, bool write,
 		}
 		return kick == SROCE_ODP_KICK_REQ ? -ENOMEM : -EAGAIN;
 	}
-	/* A QP being destroyed is resumed by nobody. */
-	if (qp && !refcount_inc_not_zero(&qp->users)) {
-		clear_bit(sroce_odp_busy_bit(kick), &qp->flags);
-		qp = NULL;
-	}
-	refcount_inc(&mr->users);
+	sroce_odp_mr_hold(mr);
 	INIT_WORK(&ow->work, sroce_odp_work_fn);
 	ow->mr = mr;
-	ow->qp = qp;
+	if (qp) {
+		ow->serial = qp->serial;
+		ow->qpn = qp->ibqp.qp_num;
+	}
 	ow->iova = iova;
 	ow->len = len;
 	ow->write = write;
@@ -327,7 +511,7 @@ static int sroce_prefetch_get(struct ib_pd *pd, const struct ib_sge *sge,
 	/*
 	 * BHs off while any MR may be held: an invalidation of a fast-
 	 * registered MR, in a softirq, waits for its users (see
-	 * sroce_mr_inv_held()). Only ODP MRs, which are never invalidated,
+	 * sroce_mr_inv_rcu()). Only ODP MRs, which are never invalidated,
 	 * are held on.
 	 */
 	local_bh_disable();
@@ -336,6 +520,10 @@ static int sroce_prefetch_get(struct ib_pd *pd, const struct ib_sge *sge,
 	if (!IS_ERR(mr) && !mr->odp) {
 		sroce_mr_put(mr);
 		mr = ERR_PTR(-EINVAL);
+	} else if (!IS_ERR(mr)) {
+		/* Kept past a dereg: it must not wait for this fault. */
+		sroce_odp_mr_hold(mr);
+		sroce_mr_put(mr);
 	}
 	local_bh_enable();
 	if (IS_ERR(mr))
@@ -354,8 +542,10 @@ static void sroce_prefetch_work_fn(struct work_struct *w)
 	for (i = 0; i < pw->num; i++) {
 		sroce_odp_fault(pw->frag[i].mr, pw->frag[i].iova,
 				pw->frag[i].len, pw->write, pw->fault);
-		sroce_mr_put(pw->frag[i].mr);
+		sroce_odp_mr_drop(pw->frag[i].mr);
 	}
+	sroce_odp_slot_put(pw->budget);
+	sroce_odp_budget_put(pw->budget);
 	kvfree(pw);
 }
 
@@ -368,12 +558,17 @@ static void sroce_prefetch_work_fn(struct work_struct *w)
  *	   worker, best effort
  * @sg_list: the ranges, each in one ODP MR
  * @num_sge: entries
- * @attrs: unused
+ * @attrs: the call's; its context pays for an asynchronous prefetch
+ *
+ * A synchronous prefetch faults in the caller's own context; it too keeps
+ * its MRs through odp_refs, so that a dereg from another thread does not
+ * wait for it.
  *
  * Return: 0; -EOPNOTSUPP for another advice; -EINVAL for an unknown key,
  * a range out of bounds or an MR without ODP; -EPERM for a write prefetch
- * of an MR without local write; for a synchronous prefetch, the fault's
- * error.
+ * of an MR without local write; -EBUSY for an asynchronous prefetch when
+ * the context has SROCE_ODP_QUEUED_MAX queued; for a synchronous
+ * prefetch, the fault's error.
  */
 int sroce_advise_mr(struct ib_pd *pd, enum ib_uverbs_advise_mr_advice advice,
 		    u32 flags, struct ib_sge *sg_list, u32 num_sge,
@@ -382,6 +577,7 @@ int sroce_advise_mr(struct ib_pd *pd, enum ib_uverbs_advise_mr_advice advice,
 	bool write = advice == IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_WRITE;
 	bool fault = advice != IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT;
 	struct sroce_prefetch_work *pw;
+	struct sroce_odp_budget *b;
 	struct sroce_mr *mr;
 	int err = 0;
 	u32 i;
@@ -397,15 +593,22 @@ int sroce_advise_mr(struct ib_pd *pd, enum ib_uverbs_advise_mr_advice advice,
 				break;
 			err = sroce_odp_fault(mr, sg_list[i].addr,
 					      sg_list[i].length, write, fault);
-			sroce_mr_put(mr);
+			sroce_odp_mr_drop(mr);
 		}
 		return err;
 	}
-	if (!num_sge)
+	if (!num_sge || !pd->uobject)
 		return 0;
-	pw = kvzalloc(struct_size(pw, frag, num_sge), GFP_KERNEL);
+	b = to_suc(pd->uobject->context)->odp;
+	pw = kvzalloc(struct_size(pw, frag, num_sge), GFP_KERNEL_ACCOUNT);
 	if (!pw)
 		return -ENOMEM;
+	if (!sroce_odp_slot_get(b)) {
+		kvfree(pw);
+		return -EBUSY;
+	}
+	refcount_inc(&b->ref);
+	pw->budget = b;
 	for (i = 0; i < num_sge; i++) {
 		err = sroce_prefetch_get(pd, &sg_list[i], write,
 					 &pw->frag[i].mr);
@@ -423,7 +626,9 @@ int sroce_advise_mr(struct ib_pd *pd, enum ib_uverbs_advise_mr_advice advice,
 
 undo:
 	while (i--)
-		sroce_mr_put(pw->frag[i].mr);
+		sroce_odp_mr_drop(pw->frag[i].mr);
+	sroce_odp_slot_put(b);
+	sroce_odp_budget_put(b);
 	kvfree(pw);
 	return err;
 }
@@ -452,8 +657,11 @@ void sroce_odp_caps(struct ib_device_attr *a)
 
 int sroce_odp_init(void)
 {
-	/* Unbound: a fault may sleep long, and nothing here is per-CPU. */
-	sroce_odp_wq = alloc_workqueue("sroce_odp", WQ_UNBOUND, 0);
+	/*
+	 * Unbound: a fault may sleep long, and nothing here is per-CPU. As
+	 * many workers as a workqueue may have: each context has its bound.
+	 */
+	sroce_odp_wq = alloc_workqueue("sroce_odp", WQ_UNBOUND, WQ_MAX_ACTIVE);
 	return sroce_odp_wq ? 0 : -ENOMEM;
 }
 

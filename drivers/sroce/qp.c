@@ -460,6 +460,13 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	err = sroce_qp_queues(qp, init, udata);
 	if (err)
 		goto err_dst;
+	/*
+	 * What a user QP allocates while it runs and keeps (its streams'
+	 * pages for big packet heads, net.c) is charged to its creator.
+	 */
+	if (udata)
+		qp->memcg = get_mem_cgroup_from_mm(current->mm);
+	qp->serial = atomic64_inc_return(&sdev->qp_serial);
 
 	if (init->qp_type == IB_QPT_GSI) {
 		qpn = 1;
@@ -481,6 +488,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	return 0;
 
 err_queues:
+	mem_cgroup_put(qp->memcg);
 	sroce_queue_free(&qp->rq);
 	sroce_queue_free(&qp->sq);
 	kvfree(qp->swqe);
@@ -525,6 +533,7 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	dst_cache_destroy(&qp->dst_cache);
 	sroce_big_head_free(&qp->req.big_head);
 	sroce_big_head_free(&qp->resp.big_head);
+	mem_cgroup_put(qp->memcg);
 	sroce_res_put(sdev, SROCE_RES_QP);
 	return 0;
 }
@@ -806,7 +815,13 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *a, int mask,
 	init->sq_sig_type = qp->sq_sig_all ? IB_SIGNAL_ALL_WR :
 					     IB_SIGNAL_REQ_WR;
 	init->port_num = 1;
-	sroce_rq_err_kick(qp);
+	/*
+	 * The owner asking after its QP (ibv_query_qp names attributes);
+	 * not ib_core's nldev, which asks with no mask for every QP that
+	 * any local user's `rdma resource show qp` lists.
+	 */
+	if (mask)
+		sroce_rq_err_kick(qp);
 	return 0;
 }
 

@@ -442,6 +442,8 @@ u32 sroce_req_fetch(struct sroce_qp *qp)
 void sroce_req_arm_timer(struct sroce_qp *qp)
 {
 	lockdep_assert_held(&qp->req.lock);
+	/* An ACK moved the oldest PSN: from here on, its own deadline. */
+	qp->req.keep_deadline = false;
 	if (qp->req.rnr_wait || !qp->req.timer_ns || qp->dying ||
 	    qp->req.una_psn == qp->req.psn)
 		return;
@@ -466,6 +468,8 @@ void sroce_req_rewind(struct sroce_qp *qp, u32 psn)
 	u32 i;
 
 	lockdep_assert_held(&qp->req.lock);
+	/* A NAK's or the timer's: the resend may start the deadline again. */
+	qp->req.keep_deadline = false;
 	for (i = qp->sq.cons; i != qp->req.head;
 	     i = sroce_q_next(i, qp->sq.index_mask)) {
 		struct sroce_swqe *w = sroce_swqe(qp, i);
@@ -497,6 +501,23 @@ void sroce_req_rewind(struct sroce_qp *qp, u32 psn)
 	}
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_req_rewind);
+
+/**
+ * sroce_req_tx_dropped() - the device dropped the requester's packet @psn
+ * @qp: the QP; no QP lock held
+ * @psn: the first PSN of what it dropped
+ *
+ * The stream goes back to @psn, to send it again shortly (tx.c), but the
+ * ACK deadline stays where it was: a packet that is refused every time
+ * must not postpone the timeout that ends the transfer.
+ */
+void sroce_req_tx_dropped(struct sroce_qp *qp, u32 psn)
+{
+	spin_lock_bh(&qp->req.lock);
+	sroce_req_rewind(qp, psn);
+	qp->req.keep_deadline = true;
+	spin_unlock_bh(&qp->req.lock);
+}
 
 /**
  * sroce_rd_chunk_pkts() - response packets per READ request on the wire
@@ -884,8 +905,14 @@ again:
 		 * only WQEs not completed) and the message would be lost.
 		 */
 		qp->req.una_psn = qp->req.psn;
-	} else if (skb && *psn == qp->req.una_psn) {
-		/* The first outstanding packet: its ACK is due from now. */
+	} else if (skb && *psn == qp->req.una_psn &&
+		   (!qp->req.keep_deadline ||
+		    !hrtimer_is_queued(&qp->req.timer))) {
+		/*
+		 * The first outstanding packet: its ACK is due from now. Sent
+		 * again after a local drop, only if no deadline is pending
+		 * (the timer, firing, resent it and the resend was dropped).
+		 */
 		sroce_req_arm_timer(qp);
 	}
 out:

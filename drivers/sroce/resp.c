@@ -248,11 +248,17 @@ int sroce_resp_get_rwqe(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	return sroce_pkt_icrc_ok(pkt) ? -EINVAL : -EBADMSG;
 }
 
-/* A local chunk (pkt->more_psns) carries that many path-MTU packets' worth. */
+/*
+ * A local chunk (pkt->more_psns) carries that many path-MTU packets' worth;
+ * one from a QP of another path MTU is never right (sroce_rx_local_psns()).
+ */
 static bool sroce_resp_paylen_ok(struct sroce_qp *qp, struct sroce_pkt *pkt,
 				 bool last)
 {
 	u32 max = (pkt->more_psns + 1) * qp->pmtu;
+
+	if (pkt->mtu_mismatch)
+		return false;
 
 	return last ? pkt->paylen <= max : pkt->paylen == max;
 }

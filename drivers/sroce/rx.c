@@ -122,15 +122,49 @@ static bool sroce_pkt_fusable(const struct sroce_pkt *pkt)
 }
 
 /**
+ * sroce_rx_local_psns() - the PSNs of a local packet, as its sender counted
+ * @pkt: a packet a local QP handed over
+ * @sender_pmtu: that QP's path MTU
+ * @pmtu: the receiving QP's
+ *
+ * A local RC request or READ response longer than the path MTU is a chunk
+ * (req.c, resp_tx.c): one packet for the PSNs of the wire packets it
+ * replaces, which its sender counted in its own path MTU. Where the two
+ * QPs' path MTUs differ, the chunk is refused as its first wire packet
+ * would be (only a LAST or ONLY packet may be shorter than the path MTU,
+ * none longer): pkt->mtu_mismatch makes the handlers treat its length as
+ * wrong, so the requester sees an invalid request (or the READ responder
+ * a malformed response) instead of PSNs and bytes counted in two units.
+ * A single packet is checked against the receiver's path MTU as one from
+ * the wire is. Only sroce builds local packets; from the wire a packet
+ * longer than the path MTU is refused as ever.
+ */
+void sroce_rx_local_psns(struct sroce_pkt *pkt, u32 sender_pmtu, u32 pmtu)
+{
+	u32 n;
+
+	if (pkt->paylen <= sender_pmtu)
+		return;
+	n = DIV_ROUND_UP(pkt->paylen, sender_pmtu);
+	if (sender_pmtu == pmtu)
+		pkt->more_psns = n - 1;
+	else
+		pkt->mtu_mismatch = true;
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_rx_local_psns);
+
+/**
  * sroce_rcv() - process one RoCEv2 packet for a device
  * @sdev: the device it arrived on
  * @skb: the packet, skb->data at the UDP header; consumed
- * @local: handed over by a local QP, not from the wire: no ICRC to check
+ * @local_pmtu: 0 from the wire; handed over by a local QP, its path MTU
+ *	(the unit in which it counted the packet's PSNs); no ICRC to check
  *
  * Called with BHs off (softirq, or a local transmit).
  */
-void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool local)
+void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, u32 local_pmtu)
 {
+	bool local = local_pmtu;
 	unsigned int len = skb->len;
 	struct sroce_pkt pkt;
 	struct sroce_qp *qp;
@@ -145,6 +179,7 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool local)
 		       skb->len - sizeof(struct udphdr));
 	pkt.sdev = sdev;
 	pkt.more_psns = 0;
+	pkt.mtu_mismatch = false;
 	pkt.icrc_todo = false;
 	if (!local && !sroce_pkt_icrc_begin(skb, &pkt)) {
 		sroce_count(sdev, SROCE_CNT_RX_ICRC_ERR, 1);
@@ -181,14 +216,8 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool local)
 			sroce_count(sdev, SROCE_CNT_RX_DROP_NO_QP, 1);
 		goto drop;
 	}
-	/*
-	 * A local RC request or READ response longer than the path MTU is
-	 * a chunk (req.c, resp_tx.c): one packet for the PSNs of the ones it
-	 * replaces. Only sroce builds local packets; from the wire such a
-	 * length is refused as ever.
-	 */
-	if (local && pkt.paylen > qp->pmtu)
-		pkt.more_psns = DIV_ROUND_UP(pkt.paylen, qp->pmtu) - 1;
+	if (local)
+		sroce_rx_local_psns(&pkt, local_pmtu, qp->pmtu);
 	/* The QP's from here: in its counter when it is bound to one. */
 	sroce_qp_count_pkt(qp, false, len);
 	if ((pkt.opcode & SROCE_TR_MASK) == SROCE_TR_UD &&

@@ -8,8 +8,10 @@
 
 #include <linux/hashtable.h>
 #include <linux/list.h>
+#include <linux/memcontrol.h>
 #include <linux/netdevice.h>
 #include <linux/percpu.h>
+#include <linux/random.h>
 #include <linux/spinlock.h>
 #include <net/dst_cache.h>
 #include <rdma/ib_verbs.h>
@@ -105,6 +107,7 @@ enum sroce_counter {
 	SROCE_CNT_RX_DROP_PKEY,
 	SROCE_CNT_TX_NO_ROUTE,
 	SROCE_CNT_TX_BATCHES,
+	SROCE_CNT_TX_REFUSED,
 	SROCE_CNT_NUM,
 };
 
@@ -145,7 +148,6 @@ struct sroce_dev {
 
 	struct xarray		mr_xa;		/* key index -> MR, RCU readers */
 	u32			mr_next;	/* cyclic index allocation */
-	atomic_t		key_seq;	/* source of key bytes */
 	atomic_t		odp_mrs;	/* ODP MRs: none, no prefault */
 	struct xarray		mw_xa;		/* key index -> MW, RCU readers */
 	u32			mw_next;	/* cyclic index allocation */
@@ -155,6 +157,7 @@ struct sroce_dev {
 	struct xarray		ah_xa;		/* ah_num -> AH */
 	struct xarray		qp_xa;		/* QPN -> QP, RCU readers */
 	u32			qp_next;	/* cyclic QPN allocation */
+	atomic64_t		qp_serial;	/* tells a QPN's QPs apart */
 	atomic_t		srq_seq;	/* srq_num for the provider */
 	atomic_t		pd_seq;		/* each PD's first QP's CPU */
 
@@ -207,9 +210,17 @@ struct sroce_queue {
 	size_t			buf_size;
 };
 
+struct sroce_odp_budget;
+
 struct sroce_ucontext {
 	struct ib_ucontext	ibuc;
+	struct sroce_odp_budget	*odp;	/* its ODP faults in flight (odp.c) */
 };
+
+static inline struct sroce_ucontext *to_suc(struct ib_ucontext *uc)
+{
+	return container_of(uc, struct sroce_ucontext, ibuc);
+}
 
 struct sroce_pd {
 	struct ib_pd		ibpd;
@@ -255,6 +266,12 @@ struct sroce_mr {
 	struct ib_umem_odp	*odp;
 	unsigned long		*odp_writable;
 	rwlock_t		odp_lock;
+	/*
+	 * 1 until dereg, + each fault or prefetch queued: the last frees
+	 * the MR, so that dereg never waits for a fault (odp.c).
+	 */
+	refcount_t		odp_refs;
+	struct sroce_odp_budget	*odp_budget;	/* its context's, held */
 	unsigned long		npages;
 	u32			page_off;	/* offset of iova in pages[0] */
 	bool			dma;		/* kernel DMA MR: iova is a VA */
@@ -570,6 +587,13 @@ struct sroce_req_state {
 	struct hrtimer		timer;		/* retransmit and RNR */
 	u64			timer_ns;	/* IBTA's ACK timeout, 0 = none */
 	ktime_t			ack_deadline;	/* the ACK timeout expires then */
+	/*
+	 * The stream went back after a local drop (sroce_req_tx_dropped()):
+	 * building the oldest PSN again keeps ack_deadline while the timer
+	 * is pending, so a device that refuses every packet still runs down
+	 * the retry count.
+	 */
+	bool			keep_deadline;
 	struct sroce_rtt	rtt;		/* measured round trips */
 	ktime_t			rtt_start;	/* when rtt_psn was sent */
 	u32			rtt_psn;	/* timed until acknowledged */
@@ -656,6 +680,13 @@ struct sroce_qp {
 	size_t			swqe_size;
 	struct sroce_queue	rq;
 	struct delayed_work	tx_work;	/* the transmit loop (tx.c) */
+	struct mem_cgroup	*memcg;		/* a user QP's creator's, held */
+	u64			serial;		/* sroce_dev.qp_serial at create */
+	/*
+	 * tx.c, each by its stream's owner: jiffies of the first of the
+	 * local drops in a row (0: the last packet went).
+	 */
+	unsigned long		tx_drops_req, tx_drops_resp;
 	unsigned int		cpu;		/* where tx_work runs */
 	struct delayed_work	rq_err_work;	/* flushes the RQ while in ERR */
 	unsigned long		rq_err_delay;	/* its next period, jiffies */
@@ -751,6 +782,7 @@ struct sroce_pkt {
 	bool			se;
 	u32			paylen;		/* payload bytes, no pad */
 	u32			more_psns;	/* a local chunk's PSNs after its own */
+	bool			mtu_mismatch;	/* a local chunk, other path MTU */
 	u32			payoff;		/* payload offset from skb->data */
 	u32			padlen;
 	struct sroce_feth	feth;
@@ -829,6 +861,9 @@ struct sroce_payref {
 /* main.c */
 enum ib_mtu sroce_mtu_from_netdev(unsigned int ndev_mtu);
 void sroce_port_update(struct sroce_dev *sdev);
+
+/* trace.c */
+u64 sroce_trace_wr_id(bool user, u64 wr_id);
 
 /* verbs.c */
 int sroce_register(struct sroce_dev *sdev, const char *name);
@@ -938,7 +973,7 @@ int sroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 int sroce_mr_fast_reg(struct ib_pd *pd, struct sroce_mr *mr, u32 key,
 		      int access);
 int sroce_mr_invalidate(struct ib_pd *pd, u32 key);
-int sroce_mr_inv_held(struct sroce_mr *mr, struct ib_pd *pd);
+int sroce_mr_inv_rcu(struct sroce_mr *mr, struct ib_pd *pd);
 int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 
 int sroce_sge_copy(struct ib_pd *pd, const struct ib_sge *sge, u32 num_sge,
@@ -952,6 +987,7 @@ int sroce_mr_atomic_put(struct sroce_mr *mr, struct sroce_qp *qp, u64 va,
 			u8 op, u64 a, u64 b, u64 *orig);
 int sroce_mr_copy_put(struct sroce_mr *mr, u64 va, u32 len,
 		      struct sroce_copy *c);
+void sroce_mr_free(struct sroce_dev *sdev, struct sroce_mr *mr);
 
 /* odp.c */
 #ifdef SROCE_ODP
@@ -960,8 +996,11 @@ int sroce_mr_copy_put(struct sroce_mr *mr, u64 va, u32 len,
 int sroce_odp_init(void);
 void sroce_odp_exit(void);
 void sroce_odp_caps(struct ib_device_attr *a);
+int sroce_odp_ctx_init(struct sroce_ucontext *uc, struct sroce_dev *sdev);
+void sroce_odp_budget_put(struct sroce_odp_budget *b);
+bool sroce_odp_dereg(struct sroce_mr *mr);
 int sroce_odp_reg(struct sroce_mr *mr, struct ib_pd *pd, u64 start,
-		  u64 length, int access);
+		  u64 length, int access, struct ib_udata *udata);
 int sroce_odp_miss(struct sroce_mr *mr, u64 iova, u32 len, bool write,
 		   struct sroce_qp *qp, u8 kick);
 int sroce_advise_mr(struct ib_pd *pd, enum ib_uverbs_advise_mr_advice advice,
@@ -983,8 +1022,24 @@ static inline void sroce_odp_caps(struct ib_device_attr *a)
 {
 }
 
+static inline int sroce_odp_ctx_init(struct sroce_ucontext *uc,
+				     struct sroce_dev *sdev)
+{
+	return 0;
+}
+
+static inline void sroce_odp_budget_put(struct sroce_odp_budget *b)
+{
+}
+
+static inline bool sroce_odp_dereg(struct sroce_mr *mr)
+{
+	return true;
+}
+
 static inline int sroce_odp_reg(struct sroce_mr *mr, struct ib_pd *pd,
-				u64 start, u64 length, int access)
+				u64 start, u64 length, int access,
+				struct ib_udata *udata)
 {
 	return -EOPNOTSUPP;
 }
@@ -1041,7 +1096,7 @@ u32 sroce_icrc_packet(const void *l3, bool ipv6, size_t len);
 
 /* net.c */
 typedef void (*sroce_rx_fn)(struct sroce_dev *sdev, struct sk_buff *skb,
-			    bool local);
+			    u32 local_pmtu);
 void sroce_net_set_rx(sroce_rx_fn rx);
 /* A network namespace's sockets, shared by its devices. */
 struct sroce_net {
@@ -1058,7 +1113,8 @@ struct sroce_dev *sroce_dev_get_by_netdev(struct net_device *ndev);
 struct sk_buff *sroce_pkt_alloc(struct sroce_qp *qp, const struct rxe_av *av,
 				u16 sport, unsigned int len, struct page **big);
 void sroce_big_head_free(struct page **big);
-struct sk_buff *sroce_skb_alloc(unsigned int size, struct page **big);
+struct sk_buff *sroce_skb_alloc(unsigned int size, struct page **big,
+				struct mem_cgroup *memcg);
 int sroce_pkt_xmit(struct sroce_qp *qp, struct sk_buff *skb);
 /* Packets of one send stream handed to the IP stack as one (net.c). */
 struct sroce_pkt_batch {
@@ -1090,7 +1146,8 @@ u32 *sroce_pkt_icrc_copy(struct sroce_pkt *pkt, u32 *crc);
 bool sroce_pkt_icrc_placed(struct sroce_pkt *pkt, u32 crc);
 
 /* rx.c */
-void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool local);
+void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, u32 local_pmtu);
+void sroce_rx_local_psns(struct sroce_pkt *pkt, u32 sender_pmtu, u32 pmtu);
 
 /* qp.c */
 int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
@@ -1163,6 +1220,7 @@ static inline u32 sroce_req_npkts(u32 opcode, u32 len, u32 pmtu)
 u32 sroce_req_fetch(struct sroce_qp *qp);
 struct sk_buff *sroce_req_next(struct sroce_qp *qp, u32 *psn);
 void sroce_req_rewind(struct sroce_qp *qp, u32 psn);
+void sroce_req_tx_dropped(struct sroce_qp *qp, u32 psn);
 void sroce_req_arm_timer(struct sroce_qp *qp);
 enum hrtimer_restart sroce_req_timer(struct hrtimer *t);
 u8 sroce_req_opcode(u32 wr_opcode, bool first, bool last);
@@ -1265,9 +1323,13 @@ static inline u8 sroce_key_byte(u32 key)
 }
 
 /* The key byte to use after @key8: never 0, so key 0 never names an MR. */
-static inline u8 sroce_key_next(u8 key8)
+/*
+ * A new MR's or window's key byte: at random, as rdma_rxe draws its keys,
+ * so that one rkey a peer learns does not tell it the next; never 0.
+ */
+static inline u8 sroce_key_random(void)
 {
-	return key8 == 0xff ? 1 : key8 + 1;
+	return get_random_u32() % 255 + 1;
 }
 
 #include "compat.h"

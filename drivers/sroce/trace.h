@@ -138,7 +138,8 @@ TRACE_EVENT(sroce_err_cqe,
 			     __field(int, status)
 			     __field(int, opcode)),
 	    TP_fast_assign(sroce_trace_dev(__entry->dev, &qp->sdev->ib);
-			   __entry->wr_id = wc->wr_id;
+			   __entry->wr_id = sroce_trace_wr_id(qp->user,
+							      wc->wr_id);
 			   __entry->qpn = qp->ibqp.qp_num;
 			   __entry->status = wc->status;
 			   __entry->opcode = wc->opcode;),

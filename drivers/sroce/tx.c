@@ -28,16 +28,47 @@
  */
 #define SROCE_TX_BUDGET_SOFTIRQ	4
 
-/* The stream goes back to @psn, whose packet the device dropped. */
-static void sroce_tx_rewind(struct sroce_qp *qp, bool resp, u32 psn)
+/*
+ * How long a stream's packets may meet a full queue with none going out
+ * before the stream takes its packet as lost and goes on, as after a loss
+ * on the wire: a qdisc that drops every packet (a tc drop action looks
+ * like a full queue) must not hold a stream, a UD or UC send queue, or a
+ * READ response, for ever. A queue that drains sends something well
+ * within it, even one that a slow emulated NIC empties at a few MB/s
+ * while unpaced UD and UC senders fill it again (a bound of 8 jiffies
+ * lost their messages there). An RC requester's ACK deadline runs
+ * meanwhile (sroce_req_tx_dropped()).
+ */
+#define SROCE_TX_DROPS_FOR	(2 * HZ)
+
+/*
+ * The device dropped @psn's packet. Return: true when the stream went back
+ * to it (to send it again a jiffy later), false when it is taken as lost.
+ */
+static bool sroce_tx_rewind(struct sroce_qp *qp, bool resp, u32 psn)
 {
-	if (resp) {
-		sroce_resp_rewind(qp, psn);
-	} else {
-		spin_lock_bh(&qp->req.lock);
-		sroce_req_rewind(qp, psn);
-		spin_unlock_bh(&qp->req.lock);
+	unsigned long *since = resp ? &qp->tx_drops_resp : &qp->tx_drops_req;
+
+	if (!*since) {
+		*since = jiffies | 1;	/* 0: no drop in a row */
+	} else if (time_after(jiffies, *since + SROCE_TX_DROPS_FOR)) {
+		*since = 0;
+		return false;
 	}
+	if (resp)
+		sroce_resp_rewind(qp, psn);
+	else
+		sroce_req_tx_dropped(qp, psn);
+	return true;
+}
+
+/* A packet went: the next drop is the first of a run again. */
+static void sroce_tx_sent(struct sroce_qp *qp, bool resp)
+{
+	if (resp)
+		qp->tx_drops_resp = 0;
+	else
+		qp->tx_drops_req = 0;
 }
 
 /*
@@ -48,10 +79,11 @@ static bool sroce_tx_flush(struct sroce_qp *qp, struct sroce_pkt_batch *b)
 {
 	u32 first = b->psn;
 
-	if (!sroce_pkt_batch_xmit(qp, b))
+	if (!sroce_pkt_batch_xmit(qp, b)) {
+		sroce_tx_sent(qp, false);
 		return true;
-	sroce_tx_rewind(qp, false, first);
-	return false;
+	}
+	return !sroce_tx_rewind(qp, false, first);
 }
 
 /*
@@ -65,7 +97,8 @@ static bool sroce_tx_flush(struct sroce_qp *qp, struct sroce_pkt_batch *b)
  * Return: -1 when the stream has nothing more to send, else the delay in
  * jiffies after which the worker goes on: 0 when the stream had more than
  * the budget, 1 when the device dropped a packet (the stream went back to
- * it).
+ * it). A packet dropped too many times in a row is lost instead, and the
+ * pass goes on.
  */
 static int sroce_tx_pass(struct sroce_qp *qp, bool resp, int budget)
 {
@@ -99,10 +132,12 @@ static int sroce_tx_pass(struct sroce_qp *qp, bool resp, int budget)
 			if (sroce_pkt_batch_add(qp, &b, skb, psn))
 				continue;
 		}
-		if (!sroce_pkt_xmit(qp, skb))
+		if (!sroce_pkt_xmit(qp, skb)) {
+			sroce_tx_sent(qp, resp);
 			continue;
-		sroce_tx_rewind(qp, resp, psn);
-		return 1;
+		}
+		if (sroce_tx_rewind(qp, resp, psn))
+			return 1;
 	}
 	if (b.n && !sroce_tx_flush(qp, &b))
 		return 1;

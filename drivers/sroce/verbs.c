@@ -154,11 +154,12 @@ static enum rdma_link_layer sroce_link_layer(struct ib_device *ib, u32 port)
  */
 static int sroce_alloc_ucontext(struct ib_ucontext *uc, struct ib_udata *udata)
 {
-	return 0;
+	return sroce_odp_ctx_init(to_suc(uc), to_sdev(uc->device));
 }
 
 static void sroce_dealloc_ucontext(struct ib_ucontext *uc)
 {
+	sroce_odp_budget_put(to_suc(uc)->odp);
 }
 
 /*
@@ -211,6 +212,7 @@ static const struct rdma_stat_desc sroce_counter_desc[SROCE_CNT_NUM] = {
 	[SROCE_CNT_RX_DROP_PKEY].name		= "rx_drop_pkey",
 	[SROCE_CNT_TX_NO_ROUTE].name		= "tx_no_route",
 	[SROCE_CNT_TX_BATCHES].name		= "tx_batches",
+	[SROCE_CNT_TX_REFUSED].name		= "tx_refused",
 };
 
 static struct rdma_hw_stats *sroce_alloc_port_stats(struct ib_device *ib,

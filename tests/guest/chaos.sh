@@ -33,6 +33,17 @@ D0_V4=198.19.0.1
 # eth0's address as guest-init.sh set it (prefix included), to put back.
 eth0_addr=$(ip -o -4 addr show dev eth0 | awk '{ print $4; exit }')
 
+# mismatched LOG...: the names of the integrity sides whose logs report a
+# wrong byte, in the summary line (a side that ends normally) or in any
+# MISMATCH line (printed as it is seen, also by a side killed before its
+# summary).
+mismatched() {
+	local f
+	for f in "$@"; do
+		grep -q -e 'mismatches=[1-9]' -e '^MISMATCH' "$f" && echo -n " ${f##*.}"
+	done
+}
+
 kmemleak_clear
 modprobe dummy numdummies=0 2>/dev/null
 t "install sroce.ko for modprobe" install_sroce
@@ -148,10 +159,8 @@ round() {
 		stuck "${pids[@]}"
 	fi
 	wait "${pids[@]}" 2>/dev/null
-	local f bad=
-	for f in "$l.isrv" "$l.icli"; do
-		grep -q 'mismatches=[1-9]' "$f" && bad+=" ${f##*.}"
-	done
+	local bad
+	bad=$(mismatched "$l.isrv" "$l.icli")
 	if [ -z "$bad" ]; then
 		ok "$name: no integrity side saw a mismatched byte"
 	else
@@ -161,6 +170,23 @@ round() {
 	grep -h '^integrity' "$l.isrv" "$l.icli" | sed "s/^/# $act: /"
 	t "$name: devices back" devices_up
 }
+
+# The check of every round must catch what it claims, also of a side that
+# is killed, as in a round, before it prints its summary: a pair whose
+# client flips one byte it checks (--inject-mismatch), killed mid-run.
+"$tool" -s -b "$MY_V4" -p 18775 --listen-timeout 30 --timeout 20 \
+	>"$logs/inject.isrv" 2>&1 &
+srv=$!
+pair_wait_listening 18775 "$srv"
+"$tool" -c "$MY_V4" -p 18775 --bytes 64G --seed 5 --timeout 20 \
+	--inject-mismatch >"$logs/inject.icli" 2>&1 &
+cli=$!
+wait_for 30 grep -q '^inject:' "$logs/inject.icli"
+sleep 1
+kill -9 "$srv" "$cli" 2>/dev/null
+wait "$srv" "$cli" 2>/dev/null
+t "a killed pair with a flipped byte (--inject-mismatch) is caught" \
+	test -n "$(mismatched "$logs/inject.isrv" "$logs/inject.icli")"
 
 run_rounds chaos "$ROUNDS" "$logs/jobs.log" "${ACTIONS[@]}"
 cm_trace_off

@@ -242,10 +242,18 @@ cpid=$!
 tx1() { n1 cat /sys/class/infiniband/sroce1/ports/1/hw_counters/tx_packets; }
 tx=$(tx1)
 t "ib_write_bw running on sroce1" wait_for 60 bash -c "[ \$($(declare -f n1 tx1); tx1) -gt $((tx + 500)) ]"
+moved=$SECONDS
 t "rdma dev set sroce1 netns root, under traffic" n1 rdma dev set sroce1 netns root
-t "the client on sroce1 ended (disassociated)" gone 60 "$cpid"
+gone 60 "$cpid"
+took=$((SECONDS - moved))
 kill "$spid" 2>/dev/null
-wait "$cpid" "$spid" 2>/dev/null
+wait "$cpid" 2>/dev/null
+crc=$?
+wait "$spid" 2>/dev/null
+# Its -D 60 run would end by itself, with success: the move must end it
+# at once, with an error.
+t "the client on sroce1 ended (disassociated): exit $crc, $took s after the move" \
+	test "$crc" -ne 0 -a "$crc" -ne 124 -a "$took" -lt 30
 t "sroce1 now in the initial namespace, not in ns1" bash -c \
 	"[ \"$(devs_in init)\" = 'sroce0 sroce1' ] && [ -z \"\$(ip netns exec ns1 rdma dev show)\" ]"
 t "rdma dev set sroce1 netns ns1: back" rdma dev set sroce1 netns ns1

@@ -8,9 +8,11 @@ moves itself into a memory cgroup with a small limit, creates big QPs, CQs
 and SRQs until refused, and checks that the refusal is ENOMEM within the
 limit (not after the host lost far more memory than the limit), that no
 OOM kill happened, that a process outside the cgroup still gets its
-objects, and that freeing everything lets the cgroup create again. Prints
-one TAP-style line per check; exits non-zero if any failed. Needs root and
-a kernel with the memory controller.
+objects, and that freeing everything lets the cgroup create again. With
+--ip (the device's IPv4 address), loopback RC pairs then move 16 KiB each
+way: the page each QP's sending stream keeps for packet heads over a page
+must be charged too. Prints one TAP-style line per check; exits non-zero
+if any failed. Needs root and a kernel with the memory controller.
 """
 import ctypes
 import errno
@@ -25,7 +27,8 @@ from pyverbs.pd import PD
 from pyverbs.pyverbs_error import PyverbsError
 from pyverbs.qp import QP, QPCap, QPInitAttr
 from pyverbs.srq import SRQ, SrqInitAttr, SrqAttr
-from sroce_lib import check, e, run, status
+from sroce_lib import (Env, LW, Pair, check, e, filled_mr, poll, post_recv,
+                       post_send, run, sge, status, wc_str)
 
 
 ROOT = '/sys/fs/cgroup'
@@ -130,7 +133,51 @@ def outsider(dev, max_wr, max_sge):
          ROOT, code], capture_output=True, text=True, timeout=120)
 
 
-def main(dev):
+HEAD_PAIRS = 48
+HEAD_PAGE = 32 << 10	# a stream's page for heads over a page (order 3)
+MSG = 16384
+
+
+def heads(dev, ip):
+    """HEAD_PAIRS loopback RC pairs, each QP sending MSG bytes to the other:
+    every QP's sending stream then keeps a HEAD_PAGE page for its packet
+    heads (a same-host chunk is one packet) until the QP goes, and the
+    cgroup's memory.current must have grown by most of them."""
+    cg_write(CG + '/memory.max', 'max')
+    env = Env(dev, ip)
+    pairs = [Pair(env, a_kw={'max_wr': 4}, b_kw={'max_wr': 4})
+             for _ in range(HEAD_PAIRS)]
+    mr, _ = filled_mr(env, 2 * MSG, LW, 9)
+    sides = [s for p in pairs for s in (p.a, p.b)]
+    for s in sides:
+        post_recv(s, 1, [sge(mr, MSG, MSG)])
+    before = int(cg_read('memory.current'))
+    for s in sides:
+        post_send(s, 2, e.IBV_WR_SEND, [sge(mr, 0, MSG)])
+    bad = []
+    for s in sides:
+        for cq in (s.scq, s.rcq):
+            wcs = poll(cq, 1, 20)
+            if len(wcs) != 1 or wcs[0].status != e.IBV_WC_SUCCESS:
+                bad.append('; '.join(wc_str(w) for w in wcs) or 'none')
+    check(not bad, '%d loopback QPs each sent and received %d B' %
+          (len(sides), MSG), '%d failed: %s' % (len(bad), bad[:3]))
+    grew = int(cg_read('memory.current')) - before
+    want = len(sides) * HEAD_PAGE
+    check(grew >= want * 3 // 4, 'the streams\' head pages are charged to '
+          'the cgroup (%d QPs, %d KiB each)' % (len(sides), HEAD_PAGE >> 10),
+          'memory.current grew by %d KiB, want about %d KiB' %
+          (grew >> 10, want >> 10))
+    comment('head pages: memory.current grew by %d KiB for %d QPs' %
+            (grew >> 10, len(sides)))
+    for p in pairs:
+        p.close()
+    mr.close()
+    env.pd.close()
+    env.ctx.close()
+
+
+def main(dev, ip=None):
     if not setup_cgroup():
         check(False, 'the kernel has the memory controller')
         return 1
@@ -218,11 +265,14 @@ def main(dev):
 
     for o in (cq, pd, ctx):
         o.close()
+    if ip:
+        heads(dev, ip)
     teardown_cgroup()
     return status()
 
 
 if __name__ == '__main__':
     run(main, 'memcg.py', sys.argv[1],
+        sys.argv[3] if len(sys.argv) > 3 and sys.argv[2] == '--ip' else None,
         errors=(PyverbsError, OSError, AttributeError, ValueError),
         detail=lambda x: '%s: %s' % (type(x).__name__, x))

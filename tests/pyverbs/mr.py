@@ -41,6 +41,12 @@ def main(dev, full_limits):
     check(len(set(keys)) == len(keys), 'keys are unique')
     check(len(set(k >> 8 for k in keys)) == len(keys),
           'key indices are unique (index << 8 | key byte)')
+    # One rkey must not tell the next: the key bytes are drawn at random,
+    # so consecutive ones are not each the last plus one.
+    steps = [(b & 0xff) - (a & 0xff) for a, b in zip(keys, keys[1:])]
+    seq = sum(1 for d in steps if d in (1, -254))
+    check(seq < len(steps) // 2, 'key bytes of consecutive MRs not sequential',
+          '%d of %d steps were +1' % (seq, len(steps)))
     for m in mrs:
         m.close()
 

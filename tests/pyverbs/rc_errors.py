@@ -19,6 +19,7 @@ TAP-style line per check; non-zero exit on any failure.
 import ctypes
 import errno
 import os
+import subprocess
 import sys
 import time
 
@@ -922,6 +923,12 @@ def err_rq_parks(env):
     post_recv(b, 0x152, [])
     post_recv(b, 0x153, [])
     expect_none(t + ': parked again', b.rcq, 2.5)
+    # Anyone's `rdma resource show qp` queries every QP (with no mask):
+    # that is not the consumer waiting, and must not undo the parking.
+    for _ in range(3):
+        subprocess.run(['rdma', 'resource', 'show', 'qp'], check=False,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    expect_none(t + ': `rdma resource show qp` leaves it parked', b.rcq, 2.5)
     b.rcq.req_notify()
     expect(t + ': arming the receive CQ flushes both', b.rcq,
            [(0x152, e.IBV_WC_WR_FLUSH_ERR), (0x153, e.IBV_WC_WR_FLUSH_ERR)])

@@ -25,7 +25,7 @@ static void dev_mtu(struct kunit *test)
 static void dev_keys(struct kunit *test)
 {
 	u32 k = sroce_key_make(0x123456, 0x9a);
-	unsigned int i;
+	unsigned int i, seq = 0;
 	u8 b = 0;
 
 	KUNIT_EXPECT_EQ(test, k, 0x1234569a);
@@ -35,15 +35,36 @@ static void dev_keys(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sroce_key_index(sroce_key_make(0xffffff, 1)),
 			0xffffff);
 
-	/* The key byte cycles through 1..255, never 0. */
+	/*
+	 * The key byte is drawn from 1..255, never 0, and not in sequence
+	 * (600 draws in a row of +1 would be a counter, not chance).
+	 */
 	for (i = 0; i < 600; i++) {
-		u8 n = sroce_key_next(b);
+		u8 n = sroce_key_random();
 
 		KUNIT_EXPECT_NE(test, n, 0);
-		if (b)
-			KUNIT_EXPECT_EQ(test, n, b == 0xff ? 1 : b + 1);
+		if (b && n == (b == 0xff ? 1 : b + 1))
+			seq++;
 		b = n;
 	}
+	KUNIT_EXPECT_LT(test, seq, 100U);
+}
+
+/*
+ * The err_cqe tracepoint shows a user's wr_id as it is, a kernel
+ * consumer's (a pointer, often) hashed: not the value, but the same for
+ * the same id.
+ */
+static void dev_trace_wr_id(struct kunit *test)
+{
+	u64 p = (u64)(uintptr_t)test;
+
+	KUNIT_EXPECT_EQ(test, sroce_trace_wr_id(true, p), p);
+	KUNIT_EXPECT_NE(test, sroce_trace_wr_id(false, p), p);
+	KUNIT_EXPECT_EQ(test, sroce_trace_wr_id(false, p),
+			sroce_trace_wr_id(false, p));
+	KUNIT_EXPECT_NE(test, sroce_trace_wr_id(false, p),
+			sroce_trace_wr_id(false, p + 8));
 }
 
 /*
@@ -57,23 +78,23 @@ static void dev_big_head(struct kunit *test)
 	struct sk_buff *a, *b, *c, *d;
 	struct page *big = NULL;
 
-	a = sroce_skb_alloc(size, &big);
+	a = sroce_skb_alloc(size, &big, NULL);
 	KUNIT_ASSERT_NOT_NULL(test, a);
 	KUNIT_ASSERT_NOT_NULL(test, big);
 	KUNIT_EXPECT_PTR_EQ(test, (void *)a->head, page_address(big));
 	KUNIT_EXPECT_EQ(test, page_ref_count(big), 2);
 
-	b = sroce_skb_alloc(size, &big);
+	b = sroce_skb_alloc(size, &big, NULL);
 	KUNIT_ASSERT_NOT_NULL(test, b);
 	KUNIT_EXPECT_PTR_NE(test, (void *)b->head, page_address(big));
 	kfree_skb(a);
 	KUNIT_EXPECT_EQ(test, page_ref_count(big), 1);
 
-	c = sroce_skb_alloc(size, &big);
+	c = sroce_skb_alloc(size, &big, NULL);
 	KUNIT_ASSERT_NOT_NULL(test, c);
 	KUNIT_EXPECT_PTR_EQ(test, (void *)c->head, page_address(big));
 	/* A head of a page or less never takes it. */
-	d = sroce_skb_alloc(256, &big);
+	d = sroce_skb_alloc(256, &big, NULL);
 	KUNIT_ASSERT_NOT_NULL(test, d);
 	KUNIT_EXPECT_PTR_NE(test, (void *)d->head, page_address(big));
 	KUNIT_EXPECT_EQ(test, page_ref_count(big), 2);
@@ -89,6 +110,7 @@ static void dev_big_head(struct kunit *test)
 static struct kunit_case dev_cases[] = {
 	KUNIT_CASE(dev_mtu),
 	KUNIT_CASE(dev_keys),
+	KUNIT_CASE(dev_trace_wr_id),
 	KUNIT_CASE(dev_big_head),
 	{}
 };

@@ -8,6 +8,7 @@
 #include <linux/crc32.h>
 #include <linux/highmem.h>
 #include <linux/hrtimer.h>
+#include <linux/kthread.h>
 
 #include "../sroce.h"
 #include "sroce_test.h"
@@ -329,12 +330,26 @@ static enum hrtimer_restart mr_inv_put(struct hrtimer *t)
 	return HRTIMER_NORESTART;
 }
 
+/* sroce_mr_inv_rcu() as its callers run it: BHs off, under RCU. */
+static int mr_inv(struct sroce_mr *mr, struct ib_pd *pd)
+{
+	int err;
+
+	local_bh_disable();
+	rcu_read_lock();
+	err = sroce_mr_inv_rcu(mr, pd);
+	rcu_read_unlock();
+	local_bh_enable();
+	return err;
+}
+
 /*
  * An invalidation returns only once a copy under way has let go of the
  * MR (here a user that holds it for 50 ms and puts it from a hard IRQ
  * timer, which runs while the invalidation waits with BHs off, on one CPU
- * too), and no new use finds the MR afterwards. Another PD's MR, or one
- * not fast-registered, is refused and stays valid.
+ * too), and no new use finds the MR afterwards; so does the invalidation
+ * of a dying MR, whose base reference dereg has dropped. Another PD's MR,
+ * one not fast-registered, or one already invalid, is refused.
  */
 static void mr_inv_waits(struct kunit *test)
 {
@@ -342,7 +357,7 @@ static void mr_inv_waits(struct kunit *test)
 	struct ib_pd *pd = (struct ib_pd *)0x1000, *other = pd + 1;
 	struct mr_inv_holder *h = kunit_kzalloc(test, sizeof(*h), GFP_KERNEL);
 	ktime_t t0, t1;
-	int err;
+	int err, dying;
 
 	KUNIT_ASSERT_NOT_NULL(test, mr);
 	KUNIT_ASSERT_NOT_NULL(test, h);
@@ -350,37 +365,173 @@ static void mr_inv_waits(struct kunit *test)
 	mr->valid = 1;
 	mr->ibmr.pd = pd;
 	init_completion(&mr->idle);
-	/* The base reference, the invalidator's and a copy's. */
-	refcount_set(&mr->users, 3);
-
-	local_bh_disable();
-	KUNIT_EXPECT_EQ(test, sroce_mr_inv_held(mr, other), -EINVAL);
-	local_bh_enable();
+	KUNIT_EXPECT_EQ(test, mr_inv(mr, other), -EINVAL);
 	KUNIT_EXPECT_EQ(test, mr->valid, 1);
 
 	h->mr = mr;
-	sroce_hrtimer_setup(&h->timer, mr_inv_put, CLOCK_MONOTONIC,
-			    HRTIMER_MODE_REL_HARD);
-	t0 = ktime_get();
-	hrtimer_start(&h->timer, ms_to_ktime(50), HRTIMER_MODE_REL_HARD);
-	local_bh_disable();
-	err = sroce_mr_inv_held(mr, pd);
-	t1 = ktime_get();
-	local_bh_enable();
-	hrtimer_cancel(&h->timer);
-	KUNIT_EXPECT_EQ(test, err, 0);
-	KUNIT_EXPECT_EQ(test, mr->valid, 0);
-	KUNIT_EXPECT_NE(test, ktime_to_ns(h->put_at), 0);
-	KUNIT_EXPECT_GE(test, ktime_to_ns(t1), ktime_to_ns(h->put_at));
-	KUNIT_EXPECT_GE(test, ktime_ms_delta(t1, t0), 50);
-	KUNIT_EXPECT_EQ(test, refcount_read(&mr->users), 2);
+	for (dying = 0; dying < 2; dying++) {
+		mr->valid = 1;
+		mr->dying = dying;
+		/* The base reference (unless dying) and a copy's. */
+		refcount_set(&mr->users, dying ? 1 : 2);
+		h->put_at = 0;
+		sroce_hrtimer_setup(&h->timer, mr_inv_put, CLOCK_MONOTONIC,
+				    HRTIMER_MODE_REL_HARD);
+		t0 = ktime_get();
+		hrtimer_start(&h->timer, ms_to_ktime(50), HRTIMER_MODE_REL_HARD);
+		err = mr_inv(mr, pd);
+		t1 = ktime_get();
+		hrtimer_cancel(&h->timer);
+		KUNIT_EXPECT_EQ(test, err, 0);
+		KUNIT_EXPECT_EQ(test, mr->valid, 0);
+		KUNIT_EXPECT_NE(test, ktime_to_ns(h->put_at), 0);
+		KUNIT_EXPECT_GE(test, ktime_to_ns(t1), ktime_to_ns(h->put_at));
+		KUNIT_EXPECT_GE(test, ktime_ms_delta(t1, t0), 50);
+		KUNIT_EXPECT_EQ(test, refcount_read(&mr->users), dying ? 0 : 1);
+		/* Already invalid: refused at once. */
+		KUNIT_EXPECT_EQ(test, mr_inv(mr, pd), -EINVAL);
+	}
 
+	mr->dying = false;
+	refcount_set(&mr->users, 1);
 	mr->fr = false;
 	mr->valid = 1;
-	local_bh_disable();
-	KUNIT_EXPECT_EQ(test, sroce_mr_inv_held(mr, pd), -EINVAL);
-	local_bh_enable();
+	KUNIT_EXPECT_EQ(test, mr_inv(mr, pd), -EINVAL);
 	KUNIT_EXPECT_EQ(test, mr->valid, 1);
+}
+
+/* Invalidations of one MR, run at once; the test thread re-arms it. */
+struct mr_inv_race {
+	struct ib_pd		*pd;
+	struct sroce_mr		*mr;
+	u32			key;
+	int			rounds;
+	atomic_t		round;		/* the round now open */
+	atomic_t		done;		/* racers through it */
+	atomic_t		won;		/* invalidations that returned 0 */
+};
+
+static int mr_inv_racer(void *arg)
+{
+	struct mr_inv_race *r = arg;
+	int i;
+
+	for (i = 1; i <= r->rounds; i++) {
+		while (atomic_read_acquire(&r->round) < i &&
+		       !kthread_should_stop())
+			cond_resched();
+		if (kthread_should_stop())
+			break;
+		local_bh_disable();
+		if (!sroce_mr_invalidate(r->pd, r->key))
+			atomic_inc(&r->won);
+		local_bh_enable();
+		atomic_inc(&r->done);
+	}
+	while (!kthread_should_stop())
+		schedule_timeout_interruptible(1);
+	return 0;
+}
+
+#define MR_INV_RACERS	3
+#define MR_INV_ROUNDS	500
+
+/*
+ * Invalidations that overlap (a SEND_WITH_INV racing a LOCAL_INV of the
+ * same key; SEND_WITH_INVs on two QPs of one PD) all return, and exactly
+ * one of each round's wins: none may wait for the others' references.
+ * Three kthreads, one per CPU where there are as many, invalidate the
+ * same MR through its key with BHs off, round after round; in every
+ * tenth round a copy holds the MR for 2 ms, so the others arrive while
+ * the winner waits. A racer stuck for 10 s fails the test (and a CPU
+ * stuck with BHs off trips the soft-lockup detector too).
+ */
+static void mr_inv_overlap(struct kunit *test)
+{
+	/* Not kunit_kzalloc(): racers that never return must not see it freed. */
+	struct sroce_dev *sdev = kzalloc(sizeof(*sdev), GFP_KERNEL);
+	struct sroce_mr *mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	struct mr_inv_holder *h = kzalloc(sizeof(*h), GFP_KERNEL);
+	struct mr_inv_race *r = kzalloc(sizeof(*r), GFP_KERNEL);
+	struct ib_pd *pd = kzalloc(sizeof(*pd), GFP_KERNEL);
+	struct task_struct *t[MR_INV_RACERS];
+	unsigned long deadline;
+	int i, cpu = -1, stuck = 0;
+
+	if (!sdev || !mr || !h || !r || !pd) {
+		KUNIT_FAIL(test, "no memory");
+		goto out;
+	}
+	pd->device = &sdev->ib;
+	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC1);
+	mr->fr = true;
+	mr->ibmr.pd = pd;
+	mr->key = sroce_key_make(9, 0x42);
+	init_completion(&mr->idle);
+	refcount_set(&mr->users, 1);
+	if (xa_err(xa_store(&sdev->mr_xa, 9, mr, GFP_KERNEL))) {
+		KUNIT_FAIL(test, "no memory");
+		goto out;
+	}
+	r->pd = pd;
+	r->mr = mr;
+	r->key = mr->key;
+	r->rounds = MR_INV_ROUNDS;
+	h->mr = mr;
+	sroce_hrtimer_setup(&h->timer, mr_inv_put, CLOCK_MONOTONIC,
+			    HRTIMER_MODE_REL_HARD);
+
+	for (i = 0; i < MR_INV_RACERS; i++) {
+		t[i] = kthread_create(mr_inv_racer, r, "sroce-kunit-inv%d", i);
+		if (IS_ERR(t[i])) {
+			KUNIT_FAIL(test, "kthread_create: %ld", PTR_ERR(t[i]));
+			while (i--)
+				kthread_stop(t[i]);
+			goto out;
+		}
+		cpu = cpumask_next(cpu, cpu_online_mask);
+		if (cpu >= nr_cpu_ids)
+			cpu = cpumask_first(cpu_online_mask);
+		kthread_bind(t[i], cpu);
+		wake_up_process(t[i]);
+	}
+	for (i = 1; i <= MR_INV_ROUNDS && !stuck; i++) {
+		/* Valid again, as a fast registration makes it. */
+		smp_store_release(&mr->valid, 1);
+		if (i % 10 == 0) {
+			refcount_inc(&mr->users);
+			hrtimer_start(&h->timer, ms_to_ktime(2),
+				      HRTIMER_MODE_REL_HARD);
+		}
+		atomic_set(&r->done, 0);
+		/* Release: the racers see it valid. */
+		atomic_set_release(&r->round, i);
+		deadline = jiffies + 10 * HZ;
+		while (atomic_read(&r->done) < MR_INV_RACERS) {
+			if (time_after(jiffies, deadline)) {
+				stuck = i;
+				break;
+			}
+			cond_resched();
+		}
+		hrtimer_cancel(&h->timer);
+	}
+	KUNIT_EXPECT_EQ_MSG(test, stuck, 0, "invalidations still waiting");
+	if (stuck)
+		return;		/* the racers spin on: leak them */
+	for (i = 0; i < MR_INV_RACERS; i++)
+		kthread_stop(t[i]);
+	KUNIT_EXPECT_EQ(test, atomic_read(&r->won), MR_INV_ROUNDS);
+	KUNIT_EXPECT_EQ(test, refcount_read(&mr->users), 1);
+	KUNIT_EXPECT_EQ(test, mr->valid, 0);
+out:
+	if (sdev)
+		xa_destroy(&sdev->mr_xa);
+	kfree(pd);
+	kfree(r);
+	kfree(h);
+	kfree(mr);
+	kfree(sdev);
 }
 
 /* IBTA's bind rules, one broken at a time from a bind that passes. */
@@ -519,6 +670,7 @@ static struct kunit_case mr_cases[] = {
 	KUNIT_CASE(mr_copy_local),
 	KUNIT_CASE(mr_fast_reg),
 	KUNIT_CASE(mr_inv_waits),
+	KUNIT_CASE(mr_inv_overlap),
 	KUNIT_CASE(mr_odp_present),
 	KUNIT_CASE(mw_bind_rules),
 	{}

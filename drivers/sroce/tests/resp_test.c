@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KUnit: the responder's pure decisions: where a request PSN stands against
- * the expected one, and which request opcodes may follow the multi-packet
- * message in progress.
+ * the expected one, which request opcodes may follow the multi-packet
+ * message in progress, and the PSNs a local packet stands for.
  */
 #include <kunit/test.h>
 
@@ -445,6 +445,43 @@ static void resp_ring_rewind(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, qp->resp.rjob_last.len, 0U);
 }
 
+/*
+ * A local packet's PSNs, counted in its sender's path MTU: a chunk of many
+ * when both QPs have one path MTU, refused when they differ; a single
+ * packet is left to the length checks the wire's packets meet.
+ */
+static void resp_local_psns(struct kunit *test)
+{
+	static const struct {
+		u32 paylen, sender, pmtu, more;
+		bool mismatch;
+	} c[] = {
+		{ 0, 1024, 1024, 0, false },
+		{ 1024, 1024, 1024, 0, false },
+		{ 1025, 1024, 1024, 1, false },
+		{ 16384, 1024, 1024, 15, false },
+		{ 16384, 4096, 4096, 3, false },
+		/* The receiver's unit would count 16 PSNs for the sender's 4. */
+		{ 16384, 4096, 1024, 0, true },
+		{ 16384, 1024, 4096, 0, true },
+		{ 2048, 1024, 4096, 0, true },
+		/* One packet either way: checked against 1024 as from a wire. */
+		{ 4096, 4096, 1024, 0, false },
+		{ 1000, 1024, 4096, 0, false },
+	};
+	struct sroce_pkt pkt;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(c); i++) {
+		memset(&pkt, 0, sizeof(pkt));
+		pkt.paylen = c[i].paylen;
+		sroce_rx_local_psns(&pkt, c[i].sender, c[i].pmtu);
+		KUNIT_EXPECT_EQ_MSG(test, pkt.more_psns, c[i].more, "case %d", i);
+		KUNIT_EXPECT_EQ_MSG(test, pkt.mtu_mismatch, c[i].mismatch,
+				    "case %d", i);
+	}
+}
+
 static struct kunit_case resp_cases[] = {
 	KUNIT_CASE(resp_classify),
 	KUNIT_CASE(resp_rd_pace),
@@ -456,6 +493,7 @@ static struct kunit_case resp_cases[] = {
 	KUNIT_CASE(resp_ring_wrap),
 	KUNIT_CASE(resp_ring_replay),
 	KUNIT_CASE(resp_ring_rewind),
+	KUNIT_CASE(resp_local_psns),
 	{}
 };
 
