@@ -558,9 +558,11 @@ void sroce_comp_sent(struct sroce_qp *qp)
  * WQEs user space queued but the kernel has not looked at yet are copied
  * out first, so each one gets its completion. When the send CQ is full
  * (overrun, an error the CQ's consumer is told of) the rest stay queued,
- * in order, for the next flush: the next send doorbell, or for a user QP
- * the work that watches it in ERR. Dropping them would leave a WR, the
- * marker of ib_drain_sq() say, without its completion for good.
+ * in order, for the next flush: the next send doorbell, or the QP's work,
+ * which for a user QP watches it in ERR and for a kernel QP tries again
+ * once the CQ has room (ib_drain_sq() posts its marker into a QP that may
+ * already be held back, and then only polls). Dropping them would leave a
+ * WR, that marker say, without its completion for good.
  */
 void sroce_comp_flush(struct sroce_qp *qp)
 {
@@ -575,8 +577,10 @@ void sroce_comp_flush(struct sroce_qp *qp)
 			.qp_num = qp->ibqp.qp_num,
 		};
 
-		if (sroce_complete(qp, qp->ibqp.send_cq, &wc, false))
+		if (sroce_complete(qp, qp->ibqp.send_cq, &wc, false)) {
+			sroce_qp_flush_later(qp);
 			break;
+		}
 		qp->sq.cons = sroce_q_next(qp->sq.cons, qp->sq.index_mask);
 	}
 	qp->req.cur = qp->sq.cons;

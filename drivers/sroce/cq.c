@@ -22,7 +22,7 @@ static struct lock_class_key sroce_user_cq_key;
 static u32 sroce_cq_cons(struct sroce_cq *cq)
 {
 	lockdep_assert_held(&cq->lock);
-	return cq->user ? sroce_queue_user_cons(&cq->q) : cq->q.cons;
+	return cq->user ? sroce_queue_cons(&cq->q) : cq->q.cons;
 }
 
 static int sroce_cq_mminfo_to_user(struct sroce_queue *q, struct ib_udata *udata)
@@ -268,6 +268,26 @@ int sroce_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq)
 	return sroce_fill_res(msg, NULL, sroce_cq_res_fields,
 			      ARRAY_SIZE(sroce_cq_res_fields), &r);
 }
+
+/**
+ * sroce_cq_has_room() - whether a completion posted now would fit
+ * @cq: the CQ
+ *
+ * For a flush a full CQ held back: it tries again only once the consumer
+ * has made room, so that it does not report the overrun over and over.
+ *
+ * Return: true when at least one entry is free.
+ */
+bool sroce_cq_has_room(struct sroce_cq *cq)
+{
+	unsigned long irqf = sroce_cq_lock(cq);
+	bool room = sroce_q_next(cq->q.prod, cq->q.index_mask) !=
+		    sroce_cq_cons(cq);
+
+	sroce_cq_unlock(cq, irqf);
+	return room;
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_cq_has_room);
 
 /**
  * sroce_cq_post() - add a completion to a CQ

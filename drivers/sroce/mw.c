@@ -174,6 +174,7 @@ int sroce_mw_bind(struct sroce_qp *qp, const struct sroce_mw_bind *b)
 	struct sroce_mr *mr = NULL;
 	struct sroce_mw *mw;
 	int err = -EINVAL;
+	bool was_bound;
 
 	if (!sroce_key_is_mw(b->mw_rkey))
 		return -EINVAL;
@@ -212,8 +213,17 @@ int sroce_mw_bind(struct sroce_qp *qp, const struct sroce_mw_bind *b)
 		if (err)
 			goto unlock;
 	}
-	/* A type 1 window may be bound already: that binding goes. */
+	/*
+	 * A type 1 window may be bound already: that binding goes, and so
+	 * do the accesses still under way through it, as for a dealloc or
+	 * an invalidation: once the WQE completes, the old range must not
+	 * change through the window any more. New ones wait on mw->lock,
+	 * and then see the new binding.
+	 */
+	was_bound = mw->bound;
 	sroce_mw_unbind(sdev, mw);
+	if (was_bound)
+		sroce_mw_wait(mw);
 	mw->mr = mr;
 	mw->bound = !!mr;
 	mw->iova = b->addr;
@@ -229,6 +239,7 @@ out:
 		sroce_mr_put(mr);
 	return err;
 }
+EXPORT_SYMBOL_IF_KUNIT(sroce_mw_bind);
 
 /*
  * sroce_mw_get_mr() - the MR behind a window's rkey, for remote access

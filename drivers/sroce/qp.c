@@ -109,13 +109,20 @@ static void sroce_rq_flush(struct sroce_qp *qp)
 	}
 	if (!qp->rq.buf)
 		return;
-	prod = qp->user ? sroce_queue_user_prod(&qp->rq) : qp->rq.prod;
+	/*
+	 * Pairs with the barrier in sroce_post_recv(): a receive posted as
+	 * the QP went to ERR is flushed here or by its poster.
+	 */
+	smp_mb();
+	prod = sroce_queue_prod(&qp->rq);
 	while (qp->rq.cons != prod) {
 		struct rxe_recv_wqe *w = sroce_queue_slot(&qp->rq, qp->rq.cons);
 
 		wc.wr_id = READ_ONCE(w->wr_id);
-		if (sroce_complete(qp, qp->ibqp.recv_cq, &wc, false))
+		if (sroce_complete(qp, qp->ibqp.recv_cq, &wc, false)) {
+			sroce_qp_flush_later(qp);
 			break;
+		}
 		qp->rq.cons = sroce_q_next(qp->rq.cons, qp->rq.index_mask);
 	}
 	sroce_queue_publish_cons(&qp->rq);
@@ -228,13 +235,74 @@ void sroce_qp_cq_armed(struct sroce_cq *cq)
 	sroce_cq_unlock(cq, irqf);
 }
 
-static void sroce_rq_err_work(struct work_struct *w)
+/* How often a kernel QP's flush that a full CQ held back tries again. */
+#define SROCE_FLUSH_RETRY	max(HZ / 50, 1)
+
+/**
+ * sroce_qp_flush_later() - a flush of @qp stopped at a full CQ
+ * @qp: the QP; caller holds req.lock or resp.lock
+ *
+ * A kernel consumer has no doorbell to call again (ib_drain_*() posts its
+ * marker once, then polls), so the QP's work tries again every
+ * SROCE_FLUSH_RETRY until the CQ has room and all is flushed. A user
+ * QP's work watches it in ERR anyway.
+ */
+void sroce_qp_flush_later(struct sroce_qp *qp)
+{
+	/* Under either lock: destroy sets it under both, then cancels. */
+	if (!qp->user && !READ_ONCE(qp->dying))
+		mod_delayed_work(qp->sdev->wq, &qp->rq_err_work,
+				 SROCE_FLUSH_RETRY);
+}
+
+/* A kernel QP in ERR: what a full CQ held back, and receives posted. */
+static void sroce_qp_flush_kernel(struct sroce_qp *qp)
+{
+	struct sroce_cq *scq = to_scq(qp->ibqp.send_cq);
+	struct sroce_cq *rcq = to_scq(qp->ibqp.recv_cq);
+
+	spin_lock_bh(&qp->req.lock);
+	if (qp->state == IB_QPS_ERR && !qp->dying &&
+	    qp->sq.cons != qp->req.head) {
+		if (sroce_cq_has_room(scq))
+			sroce_comp_flush(qp);
+		else
+			sroce_qp_flush_later(qp);
+	}
+	spin_unlock_bh(&qp->req.lock);
+
+	spin_lock_bh(&qp->resp.lock);
+	if (qp->state == IB_QPS_ERR && !qp->dying && qp->rq.buf &&
+	    qp->rq.cons != sroce_queue_prod(&qp->rq)) {
+		if (sroce_cq_has_room(rcq))
+			sroce_rq_flush(qp);
+		else
+			sroce_qp_flush_later(qp);
+	}
+	spin_unlock_bh(&qp->resp.lock);
+}
+
+/**
+ * sroce_rq_err_work() - the work of a QP in ERR
+ * @w: the QP's rq_err_work
+ *
+ * Flushes what a full CQ held back and, for a user QP, watches the RQ
+ * ring (see above); for a kernel QP, the receives posted with interrupts
+ * off (sroce_post_recv()).
+ */
+void sroce_rq_err_work(struct work_struct *w)
 {
 	struct sroce_qp *qp = container_of(to_delayed_work(w), struct sroce_qp,
 					   rq_err_work);
 	struct sroce_cq *rcq = to_scq(qp->ibqp.recv_cq);
-	bool kick = test_and_clear_bit(SROCE_QP_RQ_KICK, &qp->flags);
+	bool kick;
 	u32 cons, prod;
+
+	if (!qp->user) {
+		sroce_qp_flush_kernel(qp);
+		return;
+	}
+	kick = test_and_clear_bit(SROCE_QP_RQ_KICK, &qp->flags);
 
 	/* Send WQEs a full CQ held back (sroce_comp_flush()). */
 	spin_lock_bh(&qp->req.lock);
@@ -252,7 +320,7 @@ static void sroce_rq_err_work(struct work_struct *w)
 	if (qp->state != IB_QPS_ERR || qp->dying)
 		goto out;
 	cons = qp->rq.cons;
-	prod = sroce_queue_user_prod(&qp->rq);
+	prod = sroce_queue_prod(&qp->rq);
 	sroce_rq_flush(qp);
 	if (cons != qp->rq.cons) {
 		qp->rq_err_delay = 1;
@@ -265,7 +333,7 @@ static void sroce_rq_err_work(struct work_struct *w)
 		 * the arm's: it sees this QP parked, or this sees the receive.
 		 */
 		smp_mb();
-		if (sroce_queue_user_prod(&qp->rq) == prod)
+		if (sroce_queue_prod(&qp->rq) == prod)
 			goto out;
 		sroce_rq_err_unpark(qp, rcq);
 		qp->rq_err_delay = 1;
@@ -278,6 +346,7 @@ static void sroce_rq_err_work(struct work_struct *w)
 out:
 	spin_unlock_bh(&qp->resp.lock);
 }
+EXPORT_SYMBOL_IF_KUNIT(sroce_rq_err_work);
 
 /* A verb on a user QP in ERR: look at its RQ ring again soon. */
 static void sroce_rq_err_kick(struct sroce_qp *qp)
@@ -439,6 +508,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	INIT_LIST_HEAD(&qp->mw_list);
 	spin_lock_init(&qp->req.lock);
 	spin_lock_init(&qp->resp.lock);
+	raw_spin_lock_init(&qp->rq_post_lock);
 	INIT_DELAYED_WORK(&qp->tx_work, sroce_tx_work);
 	INIT_DELAYED_WORK(&qp->rq_err_work, sroce_rq_err_work);
 	INIT_LIST_HEAD(&qp->rq_parked);
@@ -542,7 +612,7 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 static void sroce_sq_discard(struct sroce_qp *qp)
 {
 	lockdep_assert_held(&qp->req.lock);
-	qp->sq.cons = qp->user ? sroce_queue_user_prod(&qp->sq) : qp->sq.prod;
+	qp->sq.cons = qp->user ? sroce_queue_prod(&qp->sq) : qp->sq.prod;
 	qp->req.head = qp->sq.cons;
 	sroce_queue_publish_cons(&qp->sq);
 	qp->req.cur = qp->req.head;
@@ -572,8 +642,7 @@ static void sroce_qp_reset_locked(struct sroce_qp *qp)
 	sroce_resp_reset(qp);
 	qp->resp.have_rwqe = false;
 	if (qp->rq.buf) {
-		qp->rq.cons = qp->user ? sroce_queue_user_prod(&qp->rq) :
-					 qp->rq.prod;
+		qp->rq.cons = sroce_queue_prod(&qp->rq);
 		sroce_queue_publish_cons(&qp->rq);
 	}
 	qp->resp.in_msg = 0;
@@ -881,8 +950,8 @@ int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	r.rto_us = min_t(u64, div_u64(sroce_req_rto_ns(qp), NSEC_PER_USEC),
 			 U32_MAX);
 	if (qp->rq.buf)
-		r.rq_wqes = ((qp->user ? sroce_queue_user_prod(&qp->rq) :
-			      qp->rq.prod) - qp->rq.cons) & qp->rq.index_mask;
+		r.rq_wqes = (sroce_queue_prod(&qp->rq) - qp->rq.cons) &
+			    qp->rq.index_mask;
 	r.msn = qp->resp.msn;
 	r.resp_jobs = qp->resp.job_tail - qp->resp.job_head;	/* tail produces */
 	r.read_jobs = qp->resp.rd_pending;
@@ -1019,7 +1088,22 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	return err;
 }
 
-/* Kernel consumers' receive WRs go into the RQ ring like the provider's. */
+/**
+ * sroce_post_recv() - a kernel consumer's receive WRs
+ * @ibqp: the QP
+ * @wr: the WRs
+ * @bad: the first WR not queued
+ *
+ * They go into the RQ ring as the provider's do. A kernel consumer may
+ * post from any context, hard interrupts too, while the receive path
+ * takes resp.lock with only BHs off: so posts have their own lock, and
+ * the receive path sees them through the ring's published index. A post
+ * to a QP in ERR is flushed here, or by the QP's work when interrupts
+ * are off.
+ *
+ * Return: 0, -EINVAL (too many SGEs; no RQ, the QP has an SRQ) or
+ * -ENOMEM (the RQ is full).
+ */
 int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad)
 {
@@ -1031,7 +1115,7 @@ int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		*bad = wr;
 		return -EINVAL;	/* it receives through its SRQ */
 	}
-	spin_lock_irqsave(&qp->resp.lock, flags);
+	raw_spin_lock_irqsave(&qp->rq_post_lock, flags);
 	for (; wr; wr = wr->next) {
 		err = sroce_rq_post_one(&qp->rq, wr, qp->cap.max_recv_sge);
 		if (err) {
@@ -1040,8 +1124,20 @@ int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		}
 	}
 	sroce_queue_publish_prod(&qp->rq);
-	if (qp->state == IB_QPS_ERR)
-		sroce_rq_flush(qp);
-	spin_unlock_irqrestore(&qp->resp.lock, flags);
+	raw_spin_unlock_irqrestore(&qp->rq_post_lock, flags);
+
+	/* Pairs with the one in sroce_rq_flush(): one of us flushes it. */
+	smp_mb();
+	if (READ_ONCE(qp->state) != IB_QPS_ERR)
+		return err;
+	if (irqs_disabled()) {
+		mod_delayed_work(qp->sdev->wq, &qp->rq_err_work, 0);
+	} else {
+		spin_lock_bh(&qp->resp.lock);
+		if (qp->state == IB_QPS_ERR)
+			sroce_rq_flush(qp);
+		spin_unlock_bh(&qp->resp.lock);
+	}
 	return err;
 }
+EXPORT_SYMBOL_IF_KUNIT(sroce_post_recv);

@@ -165,20 +165,27 @@ void sroce_queue_transfer(struct sroce_queue *dst,
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_queue_transfer);
 
-/* The consumer index user space owns, made safe to use. */
-u32 sroce_queue_user_cons(struct sroce_queue *q)
+/*
+ * The consumer index as its consumer published it (user space, or the
+ * kernel for a ring a kernel consumer posts to), made safe to use.
+ */
+u32 sroce_queue_cons(struct sroce_queue *q)
 {
-	/* Acquire: slots user space consumed are free before we reuse them. */
+	/* Acquire: slots the consumer read are free before we reuse them. */
 	return smp_load_acquire(&q->buf->consumer_index) & q->index_mask;
 }
-EXPORT_SYMBOL_IF_KUNIT(sroce_queue_user_cons);
+EXPORT_SYMBOL_IF_KUNIT(sroce_queue_cons);
 
-/* The producer index user space owns, made safe to use. */
-u32 sroce_queue_user_prod(struct sroce_queue *q)
+/*
+ * The producer index as its producer published it (user space, or a
+ * kernel poster), made safe to use.
+ */
+u32 sroce_queue_prod(struct sroce_queue *q)
 {
-	/* Acquire: pairs with the provider's release; slot contents are in. */
+	/* Acquire: pairs with the producer's release; slot contents are in. */
 	return smp_load_acquire(&q->buf->producer_index) & q->index_mask;
 }
+EXPORT_SYMBOL_IF_KUNIT(sroce_queue_prod);
 
 /* Make slots written up to q->prod visible to the consumer. */
 void sroce_queue_publish_prod(struct sroce_queue *q)
@@ -194,6 +201,7 @@ void sroce_queue_publish_cons(struct sroce_queue *q)
 	/* Release: we are done reading the slots before handing them back. */
 	smp_store_release(&q->buf->consumer_index, q->cons);
 }
+EXPORT_SYMBOL_IF_KUNIT(sroce_queue_publish_cons);
 
 int sroce_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 {
@@ -247,7 +255,8 @@ u32 sroce_sge_to_ring(struct rxe_sge *dst, const struct ib_sge *src, int n)
 
 /**
  * sroce_rq_post_one() - write a kernel consumer's receive WR into a ring
- * @q: an RQ or SRQ ring the kernel produces into; caller holds its lock
+ * @q: an RQ or SRQ ring the kernel produces into; caller holds its
+ *	poster's lock
  * @wr: the WR
  * @max_sge: SGEs a slot holds
  *
@@ -258,7 +267,8 @@ int sroce_rq_post_one(struct sroce_queue *q, const struct ib_recv_wr *wr,
 {
 	struct rxe_recv_wqe *w;
 
-	if (sroce_q_next(q->prod, q->index_mask) == q->cons)
+	/* The consumer runs under another lock: its published index. */
+	if (sroce_q_next(q->prod, q->index_mask) == sroce_queue_cons(q))
 		return -ENOMEM;
 	if (wr->num_sge > max_sge)
 		return -EINVAL;

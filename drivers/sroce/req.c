@@ -415,7 +415,7 @@ u32 sroce_req_fetch(struct sroce_qp *qp)
 
 	lockdep_assert_held(&qp->req.lock);
 
-	prod = qp->user ? sroce_queue_user_prod(&qp->sq) : qp->sq.prod;
+	prod = qp->user ? sroce_queue_prod(&qp->sq) : qp->sq.prod;
 	/* A producer index that claims more than the ring holds is a lie. */
 	if (sroce_q_count(prod, qp->sq.cons, qp->sq.index_mask) <
 	    sroce_q_count(qp->req.head, qp->sq.cons, qp->sq.index_mask))

@@ -163,7 +163,7 @@ static int sroce_resp_take_rwqe(struct sroce_qp *qp)
 	int err;
 
 	if (!qp->ibqp.srq) {
-		prod = qp->user ? sroce_queue_user_prod(&qp->rq) : qp->rq.prod;
+		prod = sroce_queue_prod(&qp->rq);
 		if (qp->rq.cons == prod)
 			return -EAGAIN;
 		qp->resp.have_rwqe = true;

@@ -344,6 +344,7 @@ static inline struct sroce_mr *to_smr(struct ib_mr *ibmr)
 struct sroce_srq {
 	struct ib_srq		ibsrq;
 	spinlock_t		lock;		/* q's consumer side, limit */
+	raw_spinlock_t		post_lock;	/* q's producer side, kernel */
 	struct mutex		resize_lock;	/* one modify at a time */
 	struct sroce_queue	q;
 	u32			max_sge;
@@ -688,6 +689,12 @@ struct sroce_qp {
 	 */
 	unsigned long		tx_drops_req, tx_drops_resp;
 	unsigned int		cpu;		/* where tx_work runs */
+	/*
+	 * A kernel consumer's receive posts: the RQ ring's producer side,
+	 * apart from resp.lock so that a post may come from any context:
+	 * raw, as a hard interrupt may take it.
+	 */
+	raw_spinlock_t		rq_post_lock;
 	struct delayed_work	rq_err_work;	/* flushes the RQ while in ERR */
 	unsigned long		rq_err_delay;	/* its next period, jiffies */
 	unsigned long		rq_err_last;	/* jiffies it last flushed */
@@ -896,8 +903,8 @@ void sroce_queue_free(struct sroce_queue *q);
 int sroce_queue_mminfo(struct sroce_queue *q, struct mminfo *mi);
 void sroce_queue_transfer(struct sroce_queue *dst,
 			  const struct sroce_queue *src, u32 from, u32 n);
-u32 sroce_queue_user_cons(struct sroce_queue *q);
-u32 sroce_queue_user_prod(struct sroce_queue *q);
+u32 sroce_queue_cons(struct sroce_queue *q);
+u32 sroce_queue_prod(struct sroce_queue *q);
 void sroce_queue_publish_prod(struct sroce_queue *q);
 void sroce_queue_publish_cons(struct sroce_queue *q);
 int sroce_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
@@ -944,6 +951,7 @@ int sroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 int sroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 int sroce_poll_cq(struct ib_cq *ibcq, int n, struct ib_wc *wc);
+bool sroce_cq_has_room(struct sroce_cq *cq);
 int sroce_cq_post(struct sroce_cq *cq, const union sroce_cqe *cqe,
 		  bool solicited);
 bool sroce_cq_arm_fires(u8 *notify, bool solicited);
@@ -1165,6 +1173,8 @@ int sroce_qpn_alloc(struct sroce_dev *sdev, struct sroce_qp *qp, u32 *qpn);
 unsigned long sroce_qp_unlist(struct sroce_dev *sdev, struct sroce_qp *qp);
 void sroce_qp_quiesce(struct sroce_qp *qp, unsigned long gp);
 void sroce_qp_cq_armed(struct sroce_cq *cq);
+void sroce_qp_flush_later(struct sroce_qp *qp);
+void sroce_rq_err_work(struct work_struct *w);
 void sroce_qp_error(struct sroce_qp *qp);
 int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad);

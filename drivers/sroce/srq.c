@@ -11,9 +11,10 @@
 
 #include "sroce.h"
 
+/* Kernel posters publish under post_lock, apart from the consumers. */
 static u32 sroce_srq_prod(struct sroce_srq *srq)
 {
-	return srq->user ? sroce_queue_user_prod(&srq->q) : srq->q.prod;
+	return sroce_queue_prod(&srq->q);
 }
 
 int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
@@ -43,6 +44,7 @@ int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		return err;
 
 	spin_lock_init(&srq->lock);
+	raw_spin_lock_init(&srq->post_lock);
 	mutex_init(&srq->resize_lock);
 	srq->user = !!udata;
 	srq->limit = a->srq_limit;
@@ -79,6 +81,7 @@ static int sroce_srq_resize(struct sroce_srq *srq, u32 max_wr,
 	struct rxe_modify_srq_cmd cmd = {};
 	struct sroce_queue nq, oq;
 	struct sroce_queue_geom g;
+	unsigned long flags;
 	struct mminfo mi;
 	u32 prod, n;
 	int err;
@@ -107,10 +110,13 @@ static int sroce_srq_resize(struct sroce_srq *srq, u32 max_wr,
 			goto err_free;
 	}
 
+	/* Both sides stopped: no kernel post, no consumer meanwhile. */
 	spin_lock_bh(&srq->lock);
+	raw_spin_lock_irqsave(&srq->post_lock, flags);
 	prod = sroce_srq_prod(srq);
 	n = sroce_q_count(prod, srq->q.cons, srq->q.index_mask);
 	if (n > g.num_slots - 1 || srq->limit > g.num_slots - 1) {
+		raw_spin_unlock_irqrestore(&srq->post_lock, flags);
 		spin_unlock_bh(&srq->lock);
 		err = -EINVAL;
 		goto err_free;
@@ -118,6 +124,7 @@ static int sroce_srq_resize(struct sroce_srq *srq, u32 max_wr,
 	sroce_queue_transfer(&nq, &srq->q, srq->q.cons, n);
 	oq = srq->q;
 	srq->q = nq;
+	raw_spin_unlock_irqrestore(&srq->post_lock, flags);
 	spin_unlock_bh(&srq->lock);
 
 	sroce_queue_free(&oq);
@@ -184,7 +191,12 @@ int sroce_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 	unsigned long flags;
 	int err = 0;
 
-	spin_lock_irqsave(&srq->lock, flags);
+	/*
+	 * A kernel consumer may post from any context, hard interrupts too;
+	 * the receive paths take srq->lock with only BHs off, so posts have
+	 * their own lock and reach the consumers through the published index.
+	 */
+	raw_spin_lock_irqsave(&srq->post_lock, flags);
 	for (; wr; wr = wr->next) {
 		err = sroce_rq_post_one(&srq->q, wr, srq->max_sge);
 		if (err) {
@@ -193,7 +205,7 @@ int sroce_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 		}
 	}
 	sroce_queue_publish_prod(&srq->q);
-	spin_unlock_irqrestore(&srq->lock, flags);
+	raw_spin_unlock_irqrestore(&srq->post_lock, flags);
 	return err;
 }
 

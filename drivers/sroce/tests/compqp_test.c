@@ -4,9 +4,14 @@
  * send queue of WQEs left as the requester leaves them once sent, ACKs fed
  * to sroce_comp_ack() as the receive path does, sroce_req_rewind() as the
  * NAK, timeout and transmit paths call it, and a real kernel CQ to see
- * what completes, in which order. PSNs and ring slots wrap.
+ * what completes, in which order. PSNs and ring slots wrap. And a kernel
+ * QP in ERR: what a full CQ held back completes once there is room, and
+ * receives may be posted from a hard interrupt.
  */
 #include <kunit/test.h>
+#include <linux/debug_locks.h>
+#include <linux/delay.h>
+#include <linux/hrtimer.h>
 #include <linux/percpu.h>
 
 #include "../sroce.h"
@@ -37,6 +42,7 @@ static int fq_init(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, fx->sdev);
 	fx->sdev->cnt = alloc_percpu(struct sroce_counters);
 	KUNIT_ASSERT_NOT_NULL(test, fx->sdev->cnt);
+	fx->sdev->wq = system_wq;
 
 	fx->cq = kunit_kzalloc(test, sizeof(*fx->cq), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, fx->cq);
@@ -51,12 +57,16 @@ static int fq_init(struct kunit *test)
 	qp->ibqp.qp_type = IB_QPT_RC;
 	qp->ibqp.qp_num = FQ_QPN;
 	qp->ibqp.send_cq = &fx->cq->ibcq;
+	qp->ibqp.recv_cq = &fx->cq->ibcq;
 	qp->pmtu = FQ_PMTU;
 	qp->retry_cnt = FQ_RETRY;
 	qp->rnr_retry = FQ_RNR_RETRY;
 	/* No ACK timer: sroce_req_arm_timer() leaves qp->req.timer alone. */
 	qp->req.timer_ns = 0;
 	spin_lock_init(&qp->req.lock);
+	spin_lock_init(&qp->resp.lock);
+	raw_spin_lock_init(&qp->rq_post_lock);
+	INIT_DELAYED_WORK(&qp->rq_err_work, sroce_rq_err_work);
 	KUNIT_ASSERT_EQ(test, sroce_queue_geom(7, sizeof(struct rxe_send_wqe),
 					       SROCE_MAX_QP_WR, &g), 0);
 	KUNIT_ASSERT_EQ(test, sroce_queue_init(&qp->sq, NULL, &g), 0);
@@ -73,8 +83,13 @@ static void fq_exit(struct kunit *test)
 
 	if (!fx)
 		return;
-	if (fx->qp)
+	if (fx->qp) {
+		/* Not dying: the work may have been queued, it stops here. */
+		WRITE_ONCE(fx->qp->dying, true);
+		cancel_delayed_work_sync(&fx->qp->rq_err_work);
+		sroce_queue_free(&fx->qp->rq);
 		sroce_queue_free(&fx->qp->sq);
+	}
 	if (fx->cq && fx->cq->q.buf)
 		sroce_destroy_cq(&fx->cq->ibcq, NULL);
 	if (fx->sdev)
@@ -195,6 +210,18 @@ static void fq_wc(struct kunit *test, struct fq *fx, u64 wr_id,
 	KUNIT_EXPECT_EQ_MSG(test, wc.opcode, opcode, "wr_id %llu", wr_id);
 	KUNIT_EXPECT_EQ_MSG(test, wc.byte_len, byte_len, "wr_id %llu", wr_id);
 	KUNIT_EXPECT_PTR_EQ(test, wc.qp, &fx->qp->ibqp);
+}
+
+/* The next completion, waiting up to 2 s for one: 1, or 0 if none came. */
+static int fq_wait_wc(struct fq *fx, struct ib_wc *wc)
+{
+	unsigned long deadline = jiffies + 2 * HZ;
+	int n;
+
+	while (!(n = sroce_poll_cq(&fx->cq->ibcq, 1, wc)) &&
+	       time_before(jiffies, deadline))
+		usleep_range(2000, 5000);
+	return n;
 }
 
 static void fq_no_wc(struct kunit *test, struct fq *fx)
@@ -709,6 +736,10 @@ static void compqp_flush_full_cq(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, qp->req.cur, 2U);
 	KUNIT_EXPECT_EQ(test, sroce_counter_read(fx->sdev, SROCE_CNT_CQ_OVERFLOW), 1);
 
+	/* While the CQ stays full the retries do not report it again. */
+	msleep(200);
+	KUNIT_EXPECT_EQ(test, sroce_counter_read(fx->sdev, SROCE_CNT_CQ_OVERFLOW), 1);
+
 	for (i = 0; i < room; i++)
 		KUNIT_ASSERT_EQ(test, sroce_poll_cq(&fx->cq->ibcq, 1, &wc), 1);
 	for (i = 0; i < 2; i++) {
@@ -716,17 +747,102 @@ static void compqp_flush_full_cq(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, wc.wr_id, 0x50 + i);
 		KUNIT_EXPECT_EQ(test, wc.status, IB_WC_WR_FLUSH_ERR);
 	}
-	spin_lock_bh(&qp->req.lock);
-	sroce_comp_flush(qp);
-	spin_unlock_bh(&qp->req.lock);
-	KUNIT_EXPECT_EQ(test, qp->sq.cons, qp->req.head);
+	/*
+	 * A kernel consumer (ib_drain_sq()) only polls from here on: the
+	 * rest must come without another post.
+	 */
 	for (i = 2; i < 5; i++) {
-		KUNIT_ASSERT_EQ(test, sroce_poll_cq(&fx->cq->ibcq, 1, &wc), 1);
+		KUNIT_ASSERT_EQ_MSG(test, fq_wait_wc(fx, &wc), 1,
+				    "wr_id %u held back for good", 0x50 + i);
 		KUNIT_EXPECT_EQ(test, wc.wr_id, 0x50 + i);
 		KUNIT_EXPECT_EQ(test, wc.status, IB_WC_WR_FLUSH_ERR);
 		KUNIT_EXPECT_EQ(test, wc.opcode, IB_WC_SEND);
 	}
+	KUNIT_EXPECT_EQ(test, qp->sq.cons, qp->req.head);
 	fq_no_wc(test, fx);
+}
+
+/* A receive posted from a hard interrupt. */
+struct fq_irq_post {
+	struct hrtimer		timer;
+	struct sroce_qp		*qp;
+	u64			wr_id;
+	int			err;
+	bool			hardirq;
+};
+
+static enum hrtimer_restart fq_irq_post_fn(struct hrtimer *t)
+{
+	struct fq_irq_post *p = container_of(t, struct fq_irq_post, timer);
+	struct ib_recv_wr wr = { .wr_id = p->wr_id };
+	const struct ib_recv_wr *bad;
+
+	p->hardirq = in_hardirq();
+	p->err = sroce_post_recv(&p->qp->ibqp, &wr, &bad);
+	return HRTIMER_NORESTART;
+}
+
+static int fq_irq_post(struct fq_irq_post *p, u64 wr_id)
+{
+	p->wr_id = wr_id;
+	p->err = 1;
+	hrtimer_start(&p->timer, us_to_ktime(100), HRTIMER_MODE_REL_HARD);
+	while (hrtimer_active(&p->timer))
+		usleep_range(500, 2000);
+	return p->err;
+}
+
+/*
+ * A kernel consumer may post receives from a hard interrupt, while the
+ * receive path takes the QP's receive-side lock with only BHs off: lockdep
+ * stops (and says why in the log) if the post takes that lock too. Posted
+ * into a QP in ERR with interrupts off, the receive is flushed by the
+ * QP's work.
+ */
+static void compqp_post_recv_hardirq(struct kunit *test)
+{
+	struct fq *fx = test->priv;
+	struct sroce_qp *qp = fx->qp;
+	bool locks_on = debug_locks;
+	struct sroce_queue_geom g;
+	/* Not on the stack: debugobjects wants timers there annotated. */
+	struct fq_irq_post *p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
+	struct ib_wc wc;
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	p->qp = qp;
+	KUNIT_ASSERT_EQ(test, sroce_queue_geom(7, sroce_recv_elem(1),
+					       SROCE_MAX_QP_WR, &g), 0);
+	KUNIT_ASSERT_EQ(test, sroce_queue_init(&qp->rq, NULL, &g), 0);
+	qp->cap.max_recv_sge = 1;
+	qp->state = IB_QPS_RTS;
+	sroce_hrtimer_setup(&p->timer, fq_irq_post_fn, CLOCK_MONOTONIC,
+			    HRTIMER_MODE_REL_HARD);
+
+	/* The receive side's lock as the receive path takes it. */
+	spin_lock_bh(&qp->resp.lock);
+	spin_unlock_bh(&qp->resp.lock);
+	sroce_rq_err_work(&qp->rq_err_work.work);
+
+	KUNIT_EXPECT_EQ(test, fq_irq_post(p, 0x70), 0);
+	KUNIT_EXPECT_TRUE(test, p->hardirq);
+	KUNIT_EXPECT_EQ(test, sroce_queue_prod(&qp->rq), 1U);
+	fq_no_wc(test, fx);
+
+	/* In ERR: flushed, with the one posted before, by the QP's work. */
+	qp->state = IB_QPS_ERR;
+	KUNIT_EXPECT_EQ(test, fq_irq_post(p, 0x71), 0);
+	KUNIT_ASSERT_EQ(test, fq_wait_wc(fx, &wc), 1);
+	KUNIT_EXPECT_EQ(test, wc.wr_id, 0x70);
+	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_WR_FLUSH_ERR);
+	KUNIT_ASSERT_EQ(test, fq_wait_wc(fx, &wc), 1);
+	KUNIT_EXPECT_EQ(test, wc.wr_id, 0x71);
+	KUNIT_EXPECT_EQ(test, wc.opcode, IB_WC_RECV);
+	fq_no_wc(test, fx);
+	hrtimer_cancel(&p->timer);
+	if (locks_on)
+		KUNIT_EXPECT_TRUE_MSG(test, debug_locks,
+				      "lockdep turned itself off: see the log");
 }
 
 static struct kunit_case compqp_cases[] = {
@@ -740,6 +856,7 @@ static struct kunit_case compqp_cases[] = {
 	KUNIT_CASE(compqp_rewind_atomic),
 	KUNIT_CASE(compqp_nak_seq),
 	KUNIT_CASE(compqp_flush_full_cq),
+	KUNIT_CASE(compqp_post_recv_hardirq),
 	KUNIT_CASE(compqp_ack_clamp),
 	KUNIT_CASE(compqp_ack_unsignaled_overflow),
 	{}

@@ -2,7 +2,7 @@
 /*
  * KUnit: MR permission and bounds checks, copies across pages with CRC,
  * a local packet's payload by reference, invalidation against copies under
- * way, memory window bind rules.
+ * way, memory window bind rules and rebinding under an access.
  */
 #include <kunit/test.h>
 #include <linux/crc32.h>
@@ -534,6 +534,105 @@ out:
 	kfree(sdev);
 }
 
+/* An access through a window, under way until the timer ends it. */
+struct mw_access {
+	struct hrtimer		timer;
+	struct sroce_mw		*mw;
+};
+
+static enum hrtimer_restart mw_access_end(struct hrtimer *t)
+{
+	struct mw_access *a = container_of(t, struct mw_access, timer);
+
+	atomic_dec_return_release(&a->mw->inflight);
+	return HRTIMER_NORESTART;
+}
+
+/*
+ * A type 1 window bound again, or unbound, while an access through the
+ * old binding is under way: the bind completes only once that access has
+ * ended, as a dealloc or an invalidation does.
+ */
+static void mw_rebind_waits(struct kunit *test)
+{
+	const u64 base = 0x7f0000010000ULL;
+	struct sroce_dev *sdev = kunit_kzalloc(test, sizeof(*sdev), GFP_KERNEL);
+	struct sroce_mr *mr = kunit_kzalloc(test, sizeof(*mr), GFP_KERNEL);
+	struct sroce_mw *mw = kunit_kzalloc(test, sizeof(*mw), GFP_KERNEL);
+	struct sroce_qp *qp = kunit_kzalloc(test, sizeof(*qp), GFP_KERNEL);
+	struct ib_pd *pd = kunit_kzalloc(test, sizeof(*pd), GFP_KERNEL);
+	/* Not on the stack: debugobjects wants timers there annotated. */
+	struct mw_access *a = kunit_kzalloc(test, sizeof(*a), GFP_KERNEL);
+	struct sroce_mw_bind b = {
+		.addr = base, .length = 0x1000,
+		.access = IB_ACCESS_REMOTE_WRITE,
+	};
+	int round, err;
+
+	KUNIT_ASSERT_TRUE(test, sdev && mr && mw && qp && pd && a);
+	pd->device = &sdev->ib;
+	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC1);
+	xa_init_flags(&sdev->mw_xa, XA_FLAGS_ALLOC1);
+	spin_lock_init(&sdev->mw_lock);
+	mr->ibmr.pd = pd;
+	mr->key = sroce_key_make(3, 0x11);
+	mr->iova = base;
+	mr->length = 0x4000;
+	mr->access = IB_ACCESS_MW_BIND | IB_ACCESS_LOCAL_WRITE;
+	mr->valid = 1;
+	init_completion(&mr->idle);
+	refcount_set(&mr->users, 1);
+	spin_lock_init(&mw->lock);
+	INIT_LIST_HEAD(&mw->qp_entry);
+	mw->pd = pd;
+	mw->type = IB_MW_TYPE_1;
+	mw->key = sroce_key_make(SROCE_MIN_MW_INDEX, 0x22);
+	qp->sdev = sdev;
+	qp->ibqp.pd = pd;
+	qp->ibqp.qp_num = 5;
+	INIT_LIST_HEAD(&qp->mw_list);
+	KUNIT_ASSERT_EQ(test, xa_err(xa_store(&sdev->mr_xa, 3, mr,
+					      GFP_KERNEL)), 0);
+	KUNIT_ASSERT_EQ(test, xa_err(xa_store(&sdev->mw_xa, SROCE_MIN_MW_INDEX,
+					      mw, GFP_KERNEL)), 0);
+	a->mw = mw;
+	sroce_hrtimer_setup(&a->timer, mw_access_end, CLOCK_MONOTONIC,
+			    HRTIMER_MODE_REL_HARD);
+
+	b.mr_lkey = mr->key;
+	b.mw_rkey = mw->key;
+	b.rkey = sroce_key_make(SROCE_MIN_MW_INDEX, 0x23);
+	KUNIT_ASSERT_EQ(test, sroce_mw_bind(qp, &b), 0);
+	KUNIT_ASSERT_TRUE(test, mw->bound);
+	KUNIT_EXPECT_EQ(test, mr->nr_mw, 1);
+
+	/* Round 0 binds it elsewhere in the MR, round 1 unbinds it. */
+	for (round = 0; round < 2; round++) {
+		b.mw_rkey = b.rkey;
+		b.rkey = sroce_key_make(SROCE_MIN_MW_INDEX, 0x24 + round);
+		b.addr = base + 0x2000;
+		b.length = round ? 0 : 0x1000;
+		atomic_inc(&mw->inflight);
+		/* No preemption between the start and the bind. */
+		local_bh_disable();
+		hrtimer_start(&a->timer, ms_to_ktime(100), HRTIMER_MODE_REL_HARD);
+		err = sroce_mw_bind(qp, &b);
+		local_bh_enable();
+		KUNIT_EXPECT_EQ(test, err, 0);
+		KUNIT_EXPECT_EQ_MSG(test, atomic_read(&mw->inflight), 0,
+				    "round %d: the bind completed with an access through the old binding under way",
+				    round);
+		hrtimer_cancel(&a->timer);
+		atomic_set(&mw->inflight, 0);
+		KUNIT_EXPECT_EQ(test, mw->key, b.rkey);
+		KUNIT_EXPECT_EQ(test, mw->bound, !round);
+		KUNIT_EXPECT_EQ(test, mr->nr_mw, round ? 0 : 1);
+	}
+	KUNIT_EXPECT_EQ(test, refcount_read(&mr->users), 1);
+	xa_destroy(&sdev->mw_xa);
+	xa_destroy(&sdev->mr_xa);
+}
+
 /* IBTA's bind rules, one broken at a time from a bind that passes. */
 static void mw_bind_rules(struct kunit *test)
 {
@@ -673,6 +772,7 @@ static struct kunit_case mr_cases[] = {
 	KUNIT_CASE(mr_inv_overlap),
 	KUNIT_CASE(mr_odp_present),
 	KUNIT_CASE(mw_bind_rules),
+	KUNIT_CASE(mw_rebind_waits),
 	{}
 };
 

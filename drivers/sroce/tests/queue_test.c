@@ -92,7 +92,7 @@ static void queue_kernel_ring(struct kunit *test)
 	sroce_queue_publish_prod(&q);
 	KUNIT_EXPECT_EQ(test, q.buf->producer_index, 3);
 	q.buf->consumer_index = 0xffffff02;	/* as a hostile user could */
-	KUNIT_EXPECT_EQ(test, sroce_queue_user_cons(&q), 2);
+	KUNIT_EXPECT_EQ(test, sroce_queue_cons(&q), 2);
 
 	sroce_queue_free(&q);
 	KUNIT_EXPECT_NULL(test, q.buf);
@@ -130,8 +130,10 @@ static void queue_srq_take(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sroce_rq_post_one(&srq->q, &wr, 2), -ENOMEM);
 	wr.num_sge = 3;
 	srq->q.cons = 1;	/* room for one, but too many SGEs */
+	sroce_queue_publish_cons(&srq->q);
 	KUNIT_EXPECT_EQ(test, sroce_rq_post_one(&srq->q, &wr, 2), -EINVAL);
 	srq->q.cons = 0;
+	sroce_queue_publish_cons(&srq->q);
 	wr.num_sge = 1;
 	sroce_queue_publish_prod(&srq->q);
 
