@@ -72,6 +72,26 @@ err_res:
 	return err;
 }
 
+/*
+ * Move @srq's posted WQEs into @nq, of @slots slots, and make it the SRQ's
+ * ring; the old one is left in @oq. Caller holds srq->lock, and for a
+ * kernel SRQ post_lock. Return: false when they (or the limit) do not fit.
+ */
+static bool sroce_srq_switch(struct sroce_srq *srq, struct sroce_queue *nq,
+			     struct sroce_queue *oq, u32 slots)
+{
+	u32 n = sroce_q_count(sroce_srq_prod(srq), srq->q.cons,
+			      srq->q.index_mask);
+
+	lockdep_assert_held(&srq->lock);
+	if (n > slots - 1 || srq->limit > slots - 1)
+		return false;
+	sroce_queue_transfer(nq, &srq->q, srq->q.cons, n);
+	*oq = srq->q;
+	srq->q = *nq;
+	return true;
+}
+
 /* Move the SRQ to a ring of @max_wr WQEs; posted WQEs move along, in order. */
 static int sroce_srq_resize(struct sroce_srq *srq, u32 max_wr,
 			    struct ib_udata *udata)
@@ -83,7 +103,7 @@ static int sroce_srq_resize(struct sroce_srq *srq, u32 max_wr,
 	struct sroce_queue_geom g;
 	unsigned long flags;
 	struct mminfo mi;
-	u32 prod, n;
+	bool ok;
 	int err;
 
 	if (udata) {
@@ -110,22 +130,25 @@ static int sroce_srq_resize(struct sroce_srq *srq, u32 max_wr,
 			goto err_free;
 	}
 
-	/* Both sides stopped: no kernel post, no consumer meanwhile. */
+	/*
+	 * Both sides stopped: no consumer meanwhile, and for a kernel SRQ no
+	 * post (user space posts under the provider's own lock, which it
+	 * holds across this call). Interrupts go off only for a kernel SRQ:
+	 * the copy may be of megabytes.
+	 */
 	spin_lock_bh(&srq->lock);
-	raw_spin_lock_irqsave(&srq->post_lock, flags);
-	prod = sroce_srq_prod(srq);
-	n = sroce_q_count(prod, srq->q.cons, srq->q.index_mask);
-	if (n > g.num_slots - 1 || srq->limit > g.num_slots - 1) {
+	if (srq->user) {
+		ok = sroce_srq_switch(srq, &nq, &oq, g.num_slots);
+	} else {
+		raw_spin_lock_irqsave(&srq->post_lock, flags);
+		ok = sroce_srq_switch(srq, &nq, &oq, g.num_slots);
 		raw_spin_unlock_irqrestore(&srq->post_lock, flags);
-		spin_unlock_bh(&srq->lock);
+	}
+	spin_unlock_bh(&srq->lock);
+	if (!ok) {
 		err = -EINVAL;
 		goto err_free;
 	}
-	sroce_queue_transfer(&nq, &srq->q, srq->q.cons, n);
-	oq = srq->q;
-	srq->q = nq;
-	raw_spin_unlock_irqrestore(&srq->post_lock, flags);
-	spin_unlock_bh(&srq->lock);
 
 	sroce_queue_free(&oq);
 	return 0;
