@@ -1332,10 +1332,10 @@ static inline u8 sroce_key_byte(u32 key)
 	return key & 0xff;
 }
 
-/* The key byte to use after @key8: never 0, so key 0 never names an MR. */
 /*
  * A new MR's or window's key byte: at random, as rdma_rxe draws its keys,
- * so that one rkey a peer learns does not tell it the next; never 0.
+ * so that one rkey a peer learns does not tell it the next; never 0, so
+ * that key 0 never names an MR.
  */
 static inline u8 sroce_key_random(void)
 {
