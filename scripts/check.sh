@@ -442,7 +442,9 @@ else
 	# 242 s beside the error paths' 723 s and the other core then stood
 	# idle for 175 s (testing.rst).
 	vm_bg rc-errors-debug debug "$top/tests/guest/run.sh" rc-errors.sh + kunit.sh + chaos.sh 2 2 kill-server rmmod + stress.sh 15 4 1 $FAULT_PCT
-	vm_bg scribble-debug debug "$top/tests/guest/run.sh" scribble.sh 10 1 $FAULT_PCT
+	# The blocked ODP fault (functional.sh's, issue 39 E) in the debug
+	# kernel too: about 50 s more in this boot.
+	vm_bg scribble-debug debug "$top/tests/guest/run.sh" scribble.sh 10 1 $FAULT_PCT + odp-blocked.sh
 	mx debug scribble vm_join scribble-debug
 	fs_functional_bg 6.1
 	fs_functional_join 6.1
@@ -523,6 +525,19 @@ printf '\nretries: %d for perftest'"'"'s clock calibration (r^2 < 0.9 under TCG)
 	"$(grep -c '^clock ' <<<"$retries")" "$(grep -c '^cmrace ' <<<"$retries")" \
 	"$(grep -c '^qperfrace ' <<<"$retries")"
 [ -z "$retries" ] || sed 's/^/  /' <<<"$retries"
+# Each repeat hides a failed run, for a cause the tool's own message
+# names; so the run as a whole may repeat only so many: a fifth of rc.sh's
+# pairs, and 5 (qperf's, whose runs are not pairs). More, and the races
+# happen far more often than they do (or something else now fails the
+# same way): the check fails.
+nretries=$(grep -c . <<<"$retries")
+npairs=$(cat "$res"/*/vm*/pairs.log 2>/dev/null | grep -c .)
+budget=$((npairs / 5 + 5))
+if [ "$nretries" -le "$budget" ]; then
+	pass "retries within the run's budget: $nretries of at most $budget ($npairs pairs)"
+else
+	fail "retries within the run's budget: $nretries of at most $budget ($npairs pairs)"
+fi
 echo "check: $(($(date +%s) - t0)) s, results in $res"
 if [ "$failed" -gt 0 ]; then
 	echo "failed:"

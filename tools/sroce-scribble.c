@@ -32,10 +32,16 @@
  * One summary line at the end:
  *   scribble: rounds=R scribbles=S doorbells=D completions=C errors=E
  *   wc_errors=W setup_failures=F destroy_failures=X child_crashes=K
- * errors counts failed verbs calls and error completions; a child killed
- * by a signal (or by its 30 s alarm) is a child crash and is not a failure.
+ *   child_alarms=A clean=N
+ * errors counts failed verbs calls and error completions. A child killed
+ * by a signal is a child crash and is not a failure: the provider may
+ * well crash on a scribbled ring, and the process's death then tears its
+ * objects down. A child still running at its alarm (--alarm, 60 s by
+ * default: a debug guest's round takes seconds) hung, in a verb or in a
+ * poll that never ends, and is a failure. clean counts the rounds that
+ * destroyed their objects themselves.
  * Exit status: 0 when every round could set its objects up and destroy
- * them, 1 otherwise, 2 on usage.
+ * them and none hung, 1 otherwise, 2 on usage.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -63,7 +69,6 @@
 #define QKEY		0x11111111u
 #define DEPTH		16	/* WRs per queue, CQEs per CQ are 4x */
 #define PAGE		4096
-#define CHILD_ALARM	30	/* seconds a round may take */
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 enum ring_kind { RING_CQ, RING_SQ, RING_RQ, RING_SRQ };
@@ -90,6 +95,8 @@ struct counts {
 	unsigned long setup_failures;
 	unsigned long destroy_failures;
 	unsigned long child_crashes;
+	unsigned long child_alarms;
+	unsigned long clean;
 	unsigned long by_kind[4];
 };
 
@@ -101,7 +108,9 @@ static struct {
 	unsigned long long seed;
 	int verbose;
 	int faults;
-} opt = { .gid_index = -1, .rounds = 100, .steps = 24, .seed = 1 };
+	unsigned int alarm;	/* seconds a round may take */
+} opt = { .gid_index = -1, .rounds = 100, .steps = 24, .seed = 1,
+	  .alarm = 60 };
 
 static struct counts *cnt;
 
@@ -785,7 +794,7 @@ static void child(unsigned long round)
 {
 	unsigned long i;
 
-	alarm(CHILD_ALARM);
+	alarm(opt.alarm);
 	rng = opt.seed * 0x9e3779b97f4a7c15ull + round + 1;
 	if (!rng)
 		rng = 1;
@@ -828,11 +837,13 @@ static void print_usage(void)
 {
 	fprintf(stderr,
 		"usage: sroce-scribble DEV --gid-index N [--rounds R] [--seed S]\n"
-		"                      [--steps K] [--faults] [-v]\n"
+		"                      [--steps K] [--faults] [--alarm SECS] [-v]\n"
 		"  N  index of a RoCE v2 GID of DEV's port 1 (the QPs talk to\n"
 		"     each other over it)\n"
 		"  --faults  mark each round's process for the kernel's fault\n"
-		"            injection (make-it-fail) between setup and teardown\n");
+		"            injection (make-it-fail) between setup and teardown\n"
+		"  --alarm   seconds a round may take (60); one still running\n"
+		"            then hung, and fails the run\n");
 	exit(2);
 }
 
@@ -845,6 +856,7 @@ int main(int argc, char **argv)
 		{ "steps", required_argument, NULL, 'k' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "faults", no_argument, NULL, 'f' },
+		{ "alarm", required_argument, NULL, 'a' },
 		{ 0 }
 	};
 	unsigned long r;
@@ -880,6 +892,11 @@ int main(int argc, char **argv)
 		case 'f':
 			opt.faults = 1;
 			break;
+		case 'a':
+			opt.alarm = strtoul(optarg, &end, 0);
+			if (*end || !*optarg || !opt.alarm)
+				print_usage();
+			break;
 		default:
 			print_usage();
 		}
@@ -907,10 +924,16 @@ int main(int argc, char **argv)
 		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 			;
 		cnt->rounds++;
-		if (WIFSIGNALED(st)) {
+		if (WIFSIGNALED(st) && WTERMSIG(st) == SIGALRM) {
+			cnt->child_alarms++;
+			fprintf(stderr, "scribble: round %lu: still running after %u s: hung\n",
+				r, opt.alarm);
+		} else if (WIFSIGNALED(st)) {
 			cnt->child_crashes++;
 			vlog("round %lu: child killed by signal %d\n", r,
 			     WTERMSIG(st));
+		} else if (WIFEXITED(st) && !WEXITSTATUS(st)) {
+			cnt->clean++;
 		}
 	}
 	printf("scribble: rounds=%lu scribbles=%lu doorbells=%lu",
@@ -918,12 +941,14 @@ int main(int argc, char **argv)
 	       cnt->doorbells + cnt->raw_doorbells);
 	printf(" completions=%lu errors=%lu wc_errors=%lu", cnt->completions,
 	       cnt->errors + cnt->wc_errors, cnt->wc_errors);
-	printf(" setup_failures=%lu destroy_failures=%lu child_crashes=%lu\n",
+	printf(" setup_failures=%lu destroy_failures=%lu child_crashes=%lu",
 	       cnt->setup_failures, cnt->destroy_failures, cnt->child_crashes);
+	printf(" child_alarms=%lu clean=%lu\n", cnt->child_alarms, cnt->clean);
 	printf("# doorbells: %lu through the provider, %lu raw write()s\n",
 	       cnt->doorbells, cnt->raw_doorbells);
 	printf("# scribbles by ring: CQ %lu SQ %lu RQ %lu SRQ %lu\n",
 	       cnt->by_kind[RING_CQ], cnt->by_kind[RING_SQ],
 	       cnt->by_kind[RING_RQ], cnt->by_kind[RING_SRQ]);
-	return cnt->setup_failures || cnt->destroy_failures ? 1 : 0;
+	return cnt->setup_failures || cnt->destroy_failures ||
+	       cnt->child_alarms ? 1 : 0;
 }

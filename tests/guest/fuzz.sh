@@ -14,8 +14,8 @@
 # Usage: fuzz.sh [COUNT [WINDOW [SEED]]]: COUNT frames (10^6; 10^5 in the
 # debug kernel); at most WINDOW (64) of them on the way before the target
 # answers a ping (0: no such limit; frames then get lost between the
-# guests under TCG, and the target's drop counters can be checked only as
-# bounds); SEED for the fuzzer.
+# guests under TCG, the target's drop counters can be checked only as
+# bounds, and more than 1% lost fails the run); SEED for the fuzzer.
 set -u
 . "$(dirname "$0")/lib.sh"
 

@@ -408,6 +408,8 @@ step() {
 		[ "$me" != 0 ] || echo "$VERDICT $PAIR_NAME" >>"$SROCE_OUT/retries.log"
 	done
 	pair_report_last
+	# And each pair once, for the run's retry budget (check.sh).
+	[ "$me" != 0 ] || echo "$PAIR_NAME" >>"$SROCE_OUT/pairs.log"
 }
 
 # capture_start / capture_stop: on VM0, dumpcap records UDP port 4791 on

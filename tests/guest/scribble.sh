@@ -29,8 +29,10 @@ set -u
 ROUNDS=${1:-200}
 SEED=${2:-1}
 FAULT_PCT=${3:-}
-# Seconds the scribbler may take: generous, a debug guest is slow.
+# Seconds the scribbler may take: generous, a debug guest is slow. And
+# one round: one still running then hung.
 SCRIBBLE_TIMEOUT=${SCRIBBLE_TIMEOUT:-600}
+SCRIBBLE_ALARM=${SCRIBBLE_ALARM:-60}
 scribbler=$SROCE_TREE/tools/sroce-scribble
 logs=$SROCE_OUT/scribble
 
@@ -39,9 +41,12 @@ victim_begin "$logs" "$SEED" "$FAULT_PCT"
 echo "scribble: $ROUNDS rounds, seed $SEED${FAULT_PCT:+, faults $FAULT_PCT%}" >/dev/kmsg
 hostile_run scribbler "$SCRIBBLE_TIMEOUT" "$FAULT_PCT" "$logs/scribble.out" \
 	"$logs/scribble.err" "$scribbler" sroce0 --gid-index "$VICTIM_GI" \
-	--rounds "$ROUNDS" --seed "$SEED" "${FAULT_ARGS[@]}"
-hostile_verdict scribbler "^scribble: rounds=$ROUNDS " "$logs/scribble.out" \
-	"scribbler: $ROUNDS rounds, every one set up and destroyed, in $HOSTILE_SECS s" \
-	"scribbler: $ROUNDS rounds, every one set up and destroyed (exit $HOSTILE_RC after $HOSTILE_SECS s)" \
+	--rounds "$ROUNDS" --seed "$SEED" --alarm "$SCRIBBLE_ALARM" \
+	"${FAULT_ARGS[@]}"
+# None hung past its alarm (the exit status says so too), and some ended
+# by destroying their objects themselves, not all by a crash.
+hostile_verdict scribbler "^scribble: rounds=$ROUNDS .* child_alarms=0 clean=[1-9]" "$logs/scribble.out" \
+	"scribbler: $ROUNDS rounds, every one set up and destroyed, none hung, in $HOSTILE_SECS s" \
+	"scribbler: $ROUNDS rounds, every one set up and destroyed, none hung (exit $HOSTILE_RC after $HOSTILE_SECS s)" \
 	tail -n 20 "$logs/scribble.err"
 victim_end
