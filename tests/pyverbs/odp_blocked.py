@@ -7,10 +7,13 @@ An ODP MR over a mapping of a file whose FUSE daemon never answers a READ
 parks sroce's fault worker in hmm_range_fault() for good: nothing can
 interrupt it. This script is that daemon (raw /dev/fuse, no library), and
 a victim process that:
-- WRITEs into the FUSE-backed ODP MR from 280 QP pairs, each into its own
-  page: each responder's fault blocks, more than a workqueue has workers,
-  but past the context's bound they are not queued (the WRITEs get RNR
-  NAKs), so the workers are not all taken;
+- WRITEs into the FUSE-backed ODP MR from --faults QP pairs, each into its
+  own page: each responder's fault blocks; past the context's bound (16)
+  they are not queued (the WRITEs get RNR NAKs), so the workers are not
+  all taken. 280 by default, more than a default workqueue runs at once
+  (256); every pair past the bound retries twice a second, a load a
+  debug kernel's single vCPU does not carry when its host is busy, so
+  its make check runs 40;
 - where the provider has ibv_advise_mr, queues many asynchronous
   prefetches of its pages: past the bound they are refused (EBUSY);
 then checks that
@@ -26,6 +29,7 @@ usage: odp_blocked.py DEV --ip A.B.C.D [--netdev eth0] [--faults 280]
 """
 import ctypes
 import errno
+import json
 import mmap
 import os
 import struct
@@ -49,6 +53,7 @@ PREFETCH_WRITE = 1		# IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE
 FILE_PAGES = 512
 PREFETCHES = 300
 MNT = '/tmp/sroce-fuse'
+DEV = 'sroce0'
 
 libc = ctypes.CDLL(None, use_errno=True)
 libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p,
@@ -156,8 +161,8 @@ class Lean:
 
 
 def victim(dev, ip, faults, ready_w, go_r):
-    """Block faults, more than a workqueue has workers without a bound
-    (one per QP pair: a WRITE into its own page of the FUSE-backed MR),
+    """Block faults, more than the context's bound (one per QP pair: a
+    WRITE into its own page of the FUSE-backed MR),
     and prefetches where the provider has ibv_advise_mr; then, when told,
     tear everything down and report how long each step took."""
     from sroce_lib import Env
@@ -264,9 +269,58 @@ def sh(cmd, secs):
     return pr.returncode, out.strip()
 
 
+def cpu_times():
+    """The guest's CPU time so far (/proc/stat's first line), in ticks,
+    and the device's counters."""
+    with open('/proc/stat') as f:
+        t = [int(x) for x in f.readline().split()[1:8]]
+    out = subprocess.run(['rdma', '-j', 'statistic', 'show', 'link',
+                          DEV + '/1'], capture_output=True, text=True,
+                         check=False).stdout
+    try:
+        c = json.loads(out)[0]
+    except (ValueError, IndexError):
+        c = {}
+    return t, {k: v for k, v in c.items() if isinstance(v, int)}
+
+
+def cpu_said(t0):
+    """Where the guest's CPUs went since t0: the victim's RNR-NAKed
+    requesters retry every 491 ms each, a load that grows with --faults."""
+    t1 = cpu_times()
+    d = [b - a for a, b in zip(t0[0], t1[0])]
+    tot = sum(d) or 1
+    comment('counters meanwhile: ' + ', '.join(
+        '%s %d' % (k, v - t0[1].get(k, 0)) for k, v in sorted(t1[1].items())
+        if k != 'port' and v != t0[1].get(k, 0)))
+    comment('guest CPU while the bystander ran: user %d%%, system %d%%, '
+            'softirq %d%%, idle %d%%' % (100 * (d[0] + d[1]) // tot,
+                                         100 * d[2] // tot,
+                                         100 * d[6] // tot,
+                                         100 * (d[3] + d[4]) // tot))
+
+
+def stuck(pid, what):
+    """Say where a process that did not finish in time waits: each of its
+    threads' kernel stacks here, and every task in D state in the kernel
+    log (sysrq w)."""
+    for tid in sorted(os.listdir('/proc/%d/task' % pid)):
+        try:
+            with open('/proc/%d/task/%s/stack' % (pid, tid)) as f:
+                frames = f.read().split('\n')
+        except OSError:
+            continue
+        comment('%s, thread %s: %s' % (what, tid, ' < '.join(
+            fr.split()[1] for fr in frames if fr.strip())))
+    with open('/proc/sysrq-trigger', 'w') as f:
+        f.write('w')
+
+
 def main():
     args = parse_args(('--netdev', {'default': 'eth0'}),
                       ('--faults', {'type': int, 'default': 280}))
+    global DEV
+    DEV = args.dev
     t0 = time.monotonic()
     subprocess.run(['modprobe', 'fuse'], check=False)
     fuse = Fuse()
@@ -300,12 +354,16 @@ def main():
         except Exception as x:	# pylint: disable=broad-except
             print('# bystander: %r' % x, flush=True)
         os._exit(1)
+    cpu0 = cpu_times()
     end = time.monotonic() + 60
     while time.monotonic() < end:
         pid, st = os.waitpid(bpid, os.WNOHANG)
         if pid:
             break
         time.sleep(0.2)
+    cpu_said(cpu0)
+    if not pid:
+        stuck(bpid, 'the bystander')
     check(pid != 0 and os.waitstatus_to_exitcode(st) == 0,
           'another process\'s ODP traffic goes on beside the blocked '
           'faults', 'exit %s' % (os.waitstatus_to_exitcode(st) if pid
@@ -318,6 +376,8 @@ def main():
           'not done in 30 s')
     if got:
         os.waitpid(vpid, 0)
+    else:
+        stuck(vpid, 'the victim')
     rc, out = sh(['rdma', 'link', 'delete', args.dev], 30)
     check(rc == 0, 'rdma link delete finishes under the blocked fault', out)
     rc, out = sh(['rmmod', 'sroce'], 30)
