@@ -18,7 +18,9 @@
  *   seeded (with --seeds PCAP): a RoCEv2 packet captured from real
  *     traffic, aimed at a target QP of its transport (its PSN, and its
  *     RETH, AtomicETH and DETH, mostly the target's), half of them then
- *     mutated as above.
+ *     mutated as above;
+ *   requests (5%): a READ or an atomic for an RC QP whose peer QPN the
+ *     target names, from the peer's IPv4 address, at a PSN it answers.
  *
  * IP and UDP headers are always valid, so that every frame that reaches
  * the target host reaches its RoCEv2 receive path: what the target counts
@@ -29,7 +31,10 @@
  *
  * For each frame the fuzzer predicts what the receive path's first stages
  * must count (malformed, ICRC error, P_Key, no QP, or handed to a QP) the
- * way sroce parses, and prints the totals as one "sroce-fuzz:" line.
+ * way sroce parses, and prints the totals as one "sroce-fuzz:" line. It
+ * also takes the target's READ responses and atomic ACKs off the wire and
+ * counts those that answer no request the target had to honour (see
+ * check_reply()): that check does not rest on the prediction.
  *
  * Usage: sroce-fuzz --count-rx IFACE --dst IP [--dst6 IP6]
  *   counts the UDP 4791 frames to IP (and IP6) that IFACE receives (packet
@@ -87,17 +92,40 @@ typedef unsigned char u8;
 
 enum qtype { Q_RC, Q_UC, Q_UD };
 
+/* A READ or atomic request sent to a QP, kept to match its replies. */
+struct treq {
+	u64 va;
+	u32 psn;
+	u32 rkey;
+	u32 len;
+	u8 op;
+};
+
+/* Per QP: far more than are ever on the way (the window, or TCG's lag). */
+#define MAX_REQS	1024
+
 struct tqp {
 	u32 qpn;
 	u32 psn;
+	u32 dqpn;	/* its peer's QPN (the replies' destination), or 0 */
+	u32 epsn;	/* the PSN its ACKs and NAKs say it expects next */
 	enum qtype type;
 	bool live;
+	u32 nreqs;	/* requests recorded; the last MAX_REQS are kept */
+	struct treq reqs[MAX_REQS];
 };
+
+/* Remote rights, as ibv_access_flags has them. */
+#define ACC_RW		0x2
+#define ACC_RR		0x4
+#define ACC_AT		0x8
 
 struct tmr {
 	u64 va;
 	u32 rkey;
 	u32 len;
+	u32 access;
+	u8 *data;	/* its bytes, where no request can change them */
 };
 
 static struct tqp qps[MAX_QPS];
@@ -487,6 +515,75 @@ static u32 valid_packet(u8 *roce)
 	bth->flags |= sroce_pad_len(n) << SROCE_BTH_PAD_SHIFT;
 	memset(roce + len, 0, sroce_pad_len(n));
 	return len + sroce_pad_len(n);
+}
+
+/*
+ * Mostly a range inside an MR that grants @right, else any (the rights
+ * checks answer those with a NAK, which puts the QP in ERR): the QPs stay
+ * up longer and answer more.
+ */
+static void pick_req_range(u64 *va, u32 *rkey, u32 *len, u32 right,
+			   u32 align)
+{
+	const struct tmr *ok[MAX_MRS];
+	const struct tmr *m;
+	int n = 0, i;
+	u32 off;
+
+	for (i = 0; i < nmrs; i++)
+		if ((mrs[i].access & right) && mrs[i].len >= 8)
+			ok[n++] = &mrs[i];
+	if (!n || chance(25)) {
+		pick_range(va, rkey, len, align);
+		return;
+	}
+	m = ok[below(n)];
+	*len = align ? align : below(m->len < 2 * pmtu ? m->len : 2 * pmtu);
+	off = below(m->len - *len + 1);
+	if (align)
+		off &= ~(align - 1);
+	*va = m->va + off;
+	*rkey = m->rkey;
+}
+
+/*
+ * A READ or atomic for an RC QP whose replies this host sees, at the PSN
+ * the QP expects (as its last ACK or NAK said; other frames may have moved
+ * it since) or, for a READ, at one it has passed: a duplicate, answered
+ * again with its own RETH and never executed.
+ */
+static u32 req_packet(u8 *roce)
+{
+	struct sroce_bth *bth = (void *)roce;
+	struct tqp *rc[MAX_QPS], *q;
+	bool atomic = chance(30);
+	u32 rkey, len, psn;
+	int n = 0, i;
+	u64 va;
+
+	for (i = 0; i < nqps; i++)
+		if (qps[i].type == Q_RC && qps[i].dqpn)
+			rc[n++] = &qps[i];
+	if (!n)
+		return gen_packet(roce);
+	q = rc[below(n)];
+	psn = chance(80) ? q->epsn : q->psn;
+	if (atomic) {
+		sroce_bth_init(bth, chance(50) ? SROCE_OP_CMP_SWAP :
+			       SROCE_OP_FETCH_ADD, 0, 0, SROCE_DEFAULT_PKEY,
+			       q->qpn, chance(50), psn);
+		pick_req_range(&va, &rkey, &len, ACC_AT, 8);
+		sroce_atmeth_init((void *)(bth + 1), va, rkey,
+				  ((u64)rnd() << 32) | rnd(), rnd());
+		return sizeof(*bth) + sizeof(struct sroce_atmeth);
+	}
+	if (chance(50))
+		psn -= 1 + below(8);
+	sroce_bth_init(bth, SROCE_OP_READ_REQ, 0, 0, SROCE_DEFAULT_PKEY,
+		       q->qpn, chance(50), psn & SROCE_PSN_MASK);
+	pick_req_range(&va, &rkey, &len, ACC_RR, 0);
+	sroce_reth_init((void *)(bth + 1), va, rkey, len);
+	return sizeof(*bth) + sizeof(struct sroce_reth);
 }
 
 /* One to four mutations of the @len bytes at @roce; the new length. */
@@ -949,12 +1046,94 @@ static bool must_spoof(const u8 *roce, u32 len)
 	return q && q->live;
 }
 
-static int load_target(const char *path)
+/* @name's bytes (a path relative to @dir's directory), @len of them. */
+static u8 *load_bytes(const char *dir, const char *name, u32 len)
 {
-	char line[256], kind[16], t[8], live[8];
+	const char *slash = strrchr(dir, '/');
+	char path[4096];
+	u8 *b = malloc(len ? len : 1);
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%.*s%s",
+		 slash ? (int)(slash - dir + 1) : 0, dir, name);
+	f = fopen(path, "rb");
+	if (!f || !b || fread(b, 1, len, f) != len) {
+		fprintf(stderr, "sroce-fuzz: %s: not %u bytes\n", path, len);
+		if (f)
+			fclose(f);
+		free(b);
+		return NULL;
+	}
+	fclose(f);
+	return b;
+}
+
+/* A "qp QPN PSN rc|uc|ud live|x [PEER_QPN]" line of the target file. */
+static void parse_qp(const char *line)
+{
+	struct tqp *q = &qps[nqps];
+	char t[8], live[8];
 	unsigned long long a;
 	unsigned int b, c;
+	int n;
+
+	if (nqps == MAX_QPS)
+		return;
+	n = sscanf(line, "qp %llx %x %7s %7s %x", &a, &b, t, live, &c);
+	if (n < 4)
+		return;
+	q->qpn = a & SROCE_QPN_MASK;
+	q->psn = b & SROCE_PSN_MASK;
+	q->epsn = q->psn;
+	q->type = !strcmp(t, "ud") ? Q_UD : !strcmp(t, "uc") ? Q_UC : Q_RC;
+	q->live = !strcmp(live, "live");
+	q->dqpn = n == 5 ? c & SROCE_QPN_MASK : 0;
+	nqps++;
+}
+
+/*
+ * A "mr VA RKEY LEN [ACCESS [FILE]]" line of the target file @path;
+ * nonzero when FILE cannot be read.
+ */
+static int parse_mr(const char *path, const char *line)
+{
+	struct tmr *m = &mrs[nmrs];
+	unsigned long long a;
+	unsigned int b, c, d;
+	char file[256];
+	int n;
+
+	if (nmrs == MAX_MRS)
+		return 0;
+	n = sscanf(line, "mr %llx %x %x %x %255s", &a, &b, &c, &d, file);
+	if (n < 3)
+		return 0;
+	m->va = a;
+	m->rkey = b;
+	m->len = c;
+	m->access = n >= 4 ? d : 0;
+	if (n == 5) {
+		m->data = load_bytes(path, file, c);
+		if (!m->data)
+			return -1;
+	}
+	nmrs++;
+	return 0;
+}
+
+/*
+ * The target's description, one object a line:
+ *   qp QPN PSN rc|uc|ud live|x [PEER_QPN]
+ *   mr VA RKEY LEN [ACCESS [FILE]]	(FILE: its bytes, if constant)
+ *   known QPN				(a QPN that has a QP)
+ *   pmtu BYTES, qkey QKEY
+ */
+static int load_target(const char *path)
+{
+	char line[512], kind[16];
+	unsigned long long a;
 	FILE *f = fopen(path, "r");
+	unsigned int b;
 
 	if (!f) {
 		perror(path);
@@ -963,20 +1142,13 @@ static int load_target(const char *path)
 	while (fgets(line, sizeof(line), f)) {
 		if (sscanf(line, "%15s", kind) != 1)
 			continue;
-		if (!strcmp(kind, "qp") && nqps < MAX_QPS &&
-		    sscanf(line, "qp %llx %x %7s %7s", &a, &b, t, live) == 4) {
-			qps[nqps].qpn = a & SROCE_QPN_MASK;
-			qps[nqps].psn = b & SROCE_PSN_MASK;
-			qps[nqps].type = !strcmp(t, "ud") ? Q_UD :
-					 !strcmp(t, "uc") ? Q_UC : Q_RC;
-			qps[nqps].live = !strcmp(live, "live");
-			nqps++;
-		} else if (!strcmp(kind, "mr") && nmrs < MAX_MRS &&
-			   sscanf(line, "mr %llx %x %x", &a, &b, &c) == 3) {
-			mrs[nmrs].va = a;
-			mrs[nmrs].rkey = b;
-			mrs[nmrs].len = c;
-			nmrs++;
+		if (!strcmp(kind, "qp")) {
+			parse_qp(line);
+		} else if (!strcmp(kind, "mr")) {
+			if (parse_mr(path, line)) {
+				fclose(f);
+				return -1;
+			}
 		} else if (!strcmp(kind, "known") && nknown < MAX_KNOWN &&
 			   sscanf(line, "known %llx", &a) == 1) {
 			known[nknown++] = a;
@@ -1220,6 +1392,258 @@ static int probe(void)
 	return -1;
 }
 
+/*
+ * Replies. The target answers its fuzz QPs' READs and atomics at their
+ * peer's QPN on this host. Every READ response and atomic ACK taken off
+ * the wire must answer a request sent to that QP with a good ICRC that
+ * the target had to honour, judged by the MRs' own rights and bounds, not
+ * by classify(): the rkey of an MR with that remote right, the range
+ * inside it (an atomic's 8 bytes aligned), a PSN and a length that the
+ * request covers; and a READ response from an MR that no request can
+ * change must carry that MR's bytes.
+ */
+enum { R_READ, R_READ_BYTES, R_ATOMIC, R_BAD, R_NR };
+static const char * const rname[R_NR] = {
+	"replies_read", "replies_read_bytes", "replies_atomic", "replies_bad",
+};
+
+static u64 by_reply[R_NR];
+
+/* Keep a READ or atomic request to an RC QP whose peer is known. */
+static void record_request(const u8 *roce)
+{
+	const struct sroce_bth *bth = (const void *)roce;
+	const u8 *ext = roce + sizeof(*bth);
+	u8 op = sroce_bth_opcode(bth);
+	struct tqp *q = find_qp(sroce_bth_qpn(bth));
+	struct treq *r;
+
+	if (!q || !q->dqpn || q->type != Q_RC ||
+	    (op != SROCE_OP_READ_REQ && op != SROCE_OP_CMP_SWAP &&
+	     op != SROCE_OP_FETCH_ADD))
+		return;
+	r = &q->reqs[q->nreqs++ % MAX_REQS];
+	r->op = op;
+	r->psn = sroce_bth_psn(bth);
+	if (op == SROCE_OP_READ_REQ) {
+		r->va = sroce_reth_va((const void *)ext);
+		r->rkey = sroce_reth_rkey((const void *)ext);
+		r->len = sroce_reth_len((const void *)ext);
+	} else {
+		r->va = sroce_atmeth_va((const void *)ext);
+		r->rkey = sroce_atmeth_rkey((const void *)ext);
+		r->len = 8;
+	}
+}
+
+/* The MR that @rkey names if it grants @right over [@va, @va + @len). */
+static const struct tmr *mr_grants(u32 rkey, u64 va, u32 len, u32 right)
+{
+	int i;
+
+	for (i = 0; i < nmrs; i++) {
+		const struct tmr *m = &mrs[i];
+
+		if (m->rkey == rkey && (m->access & right) && va >= m->va &&
+		    len <= m->len && va - m->va <= m->len - len)
+			return m;
+	}
+	return NULL;
+}
+
+/*
+ * Whether READ response @op at @psn with @n payload bytes answers request
+ * @r; *@bytes set if its bytes were compared with the MR's. A replay from
+ * inside an earlier READ continues it, so it may begin with MIDDLE or LAST.
+ */
+static bool read_answers(const struct treq *r, u32 psn, u8 op, const u8 *pay,
+			 u32 n, bool *bytes)
+{
+	u32 npk = r->len ? (r->len + pmtu - 1) / pmtu : 1;
+	u32 k = (psn - r->psn) & SROCE_PSN_MASK;
+	bool last = k == npk - 1;
+	const struct tmr *m;
+
+	if (r->op != SROCE_OP_READ_REQ || r->len > 1u << 31 || k >= npk)
+		return false;
+	if (last != (op == SROCE_OP_READ_RESP_LAST ||
+		     op == SROCE_OP_READ_RESP_ONLY) ||
+	    (k && (op == SROCE_OP_READ_RESP_FIRST ||
+		   op == SROCE_OP_READ_RESP_ONLY)))
+		return false;
+	if (n != (last ? r->len - k * pmtu : pmtu))
+		return false;
+	if (!r->len)		/* nothing read: no rkey to check */
+		return true;
+	m = mr_grants(r->rkey, r->va, r->len, ACC_RR);
+	if (!m)
+		return false;
+	if (m->data) {
+		if (memcmp(pay, m->data + (r->va - m->va) + (u64)k * pmtu, n))
+			return false;
+		*bytes = true;
+	}
+	return true;
+}
+
+static bool atomic_answers(const struct treq *r, u32 psn, u32 n)
+{
+	return (r->op == SROCE_OP_CMP_SWAP || r->op == SROCE_OP_FETCH_ADD) &&
+	       r->psn == psn && !n && !(r->va & 7) &&
+	       mr_grants(r->rkey, r->va, 8, ACC_AT);
+}
+
+/* Whether @a comes after @b in PSN order. */
+static bool psn_after(u32 a, u32 b)
+{
+	u32 d = (a - b) & SROCE_PSN_MASK;
+
+	return d && d < (SROCE_PSN_MASK + 1) / 2;
+}
+
+/*
+ * What a reply with @psn and @syn says the QP expects next: an ACK, a READ
+ * response with an AETH or an atomic ACK names a PSN the QP has passed, a
+ * sequence NAK the one expected; any other NAK puts it in ERR, and the target brings
+ * it back at its first PSN.
+ */
+static void learn_epsn(struct tqp *q, u32 psn, u8 syn)
+{
+	if ((syn & SROCE_AETH_TYPE_MASK) == SROCE_AETH_ACK) {
+		if (psn_after((psn + 1) & SROCE_PSN_MASK, q->epsn))
+			q->epsn = (psn + 1) & SROCE_PSN_MASK;
+	} else if (syn == SROCE_AETH_NAK_PSN_SEQ) {
+		q->epsn = psn;
+	} else if ((syn & SROCE_AETH_TYPE_MASK) == SROCE_AETH_NAK) {
+		q->epsn = q->psn;
+	}
+}
+
+static void reply_bad(const char *why, u8 op, u32 psn, u32 n, u32 qpn)
+{
+	if (++by_reply[R_BAD] <= 8)
+		fprintf(stderr, "sroce-fuzz: reply opcode %#x PSN %#x, %u bytes, to QPN %#x: %s\n",
+			op, psn, n, qpn, why);
+}
+
+/* One IPv4 frame from the target to this host's UDP 4791. */
+static void check_reply(const u8 *f, u32 len)
+{
+	const u8 *ip = f + ETH_HLEN_, *udp = ip + IP_HLEN, *roce = udp + UDP_HLEN;
+	const struct sroce_bth *bth = (const void *)roce;
+	u32 ulen, rlen, hl, n, psn, qpn, at, i, nr;
+	struct tqp *q = NULL;
+	bool bytes = false;
+	u8 op;
+	int k;
+
+	if (len < L2L4 + sizeof(*bth) || (ip[0] & 0xf) * 4 != IP_HLEN)
+		return;
+	ulen = rd16(udp + 4);
+	if (ulen < UDP_HLEN + sizeof(*bth) + SROCE_ICRC_LEN ||
+	    ulen > len - ETH_HLEN_ - IP_HLEN)
+		return;
+	op = sroce_bth_opcode(bth);
+	if (op != SROCE_OP_ACK && op != SROCE_OP_READ_RESP_FIRST &&
+	    op != SROCE_OP_READ_RESP_MIDDLE && op != SROCE_OP_READ_RESP_LAST &&
+	    op != SROCE_OP_READ_RESP_ONLY && op != SROCE_OP_ATOMIC_ACK)
+		return;
+	qpn = sroce_bth_qpn(bth);
+	for (k = 0; k < nqps && !q; k++)
+		if (qps[k].dqpn && qps[k].dqpn == qpn)
+			q = &qps[k];
+	if (!q)
+		return;
+	psn = sroce_bth_psn(bth);
+	rlen = ulen - UDP_HLEN;
+	hl = sroce_opcode_hdr_len(op);
+	if (rlen < hl + sroce_bth_pad(bth) + SROCE_ICRC_LEN) {
+		reply_bad("shorter than its headers", op, psn, 0, qpn);
+		return;
+	}
+	n = rlen - hl - sroce_bth_pad(bth) - SROCE_ICRC_LEN;
+	at = IP_HLEN + ulen - SROCE_ICRC_LEN;
+	if (icrc(ip, false, at) != (ip[at] | ip[at + 1] << 8 |
+				    ip[at + 2] << 16 | (u32)ip[at + 3] << 24)) {
+		reply_bad("wrong ICRC", op, psn, n, qpn);
+		return;
+	}
+	if (op != SROCE_OP_READ_RESP_MIDDLE)	/* the others have an AETH */
+		learn_epsn(q, psn, sroce_aeth_syn((const void *)(bth + 1)));
+	if (op == SROCE_OP_ACK)
+		return;
+	nr = q->nreqs < MAX_REQS ? q->nreqs : MAX_REQS;
+	for (i = 0; i < nr; i++) {
+		const struct treq *r = &q->reqs[i];
+
+		if (op == SROCE_OP_ATOMIC_ACK ? atomic_answers(r, psn, n) :
+		    read_answers(r, psn, op, roce + hl, n, &bytes))
+			break;
+	}
+	if (i == nr) {
+		reply_bad("answers no request the MR's rights allow", op, psn,
+			  n, qpn);
+		return;
+	}
+	by_reply[op == SROCE_OP_ATOMIC_ACK ? R_ATOMIC : R_READ]++;
+	by_reply[R_READ_BYTES] += bytes;
+}
+
+/* The target's IPv4 UDP 4791 frames to this host, whole. */
+static int reply_socket(const char *ifname)
+{
+	struct sock_filter code[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SKF_AD_OFF + SKF_AD_PKTTYPE),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PACKET_OUTGOING, 8, 0),
+		BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 12),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ETH_P_IP, 0, 6),
+		BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 23),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 17, 0, 4),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 26),		/* source */
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ntohl(dst_ip.s_addr), 0, 2),
+		BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 36),		/* UDP port */
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SROCE_UDP_PORT, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, 0),
+		BPF_STMT(BPF_RET | BPF_K, 0xffff),
+	};
+	int fd = rx_socket(ifname, code, ARRAY_SIZE(code)), sz = 16 << 20;
+
+	if (fd >= 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz));
+	return fd;
+}
+
+/*
+ * Check the replies queued; with @secs, go on until a second passes
+ * without a frame, or @secs in all (the live connection's frames match
+ * the filter too).
+ */
+static void drain_replies(int fd, int secs)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	static u8 buf[65536];
+	time_t end = time(NULL) + secs;
+	ssize_t n;
+
+	for (;;) {
+		while ((n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0)
+			check_reply(buf, n);
+		if (!secs || time(NULL) >= end || poll(&pfd, 1, 1000) <= 0)
+			return;
+	}
+}
+
+/* Frames the reply socket had no room for (and the count restarts). */
+static u64 replies_lost(int fd)
+{
+	struct tpacket_stats st;
+	socklen_t sl = sizeof(st);
+
+	if (getsockopt(fd, SOL_PACKET, PACKET_STATISTICS, &st, &sl))
+		return 0;
+	return st.tp_drops;
+}
+
 static const char help_fmt[] =
 	"usage: sroce-fuzz -i IFACE --src IP --spoof IP --dst IP --dmac MAC\n"
 	"                  --target FILE [--seed N] [--count N] [--pps N]\n"
@@ -1267,14 +1691,14 @@ int main(int argc, char **argv)
 	const char *seed_file = NULL, *account_file = NULL;
 	u64 seed = 1, count = 1000, pps = 0, sent = 0, i, window = 0;
 	u64 since_probe = 0;
-	u64 by_mode[3] = { 0 }, by_class[C_NR] = { 0 }, spoofed = 0, ipv6 = 0;
+	u64 by_mode[4] = { 0 }, by_class[C_NR] = { 0 }, spoofed = 0, ipv6 = 0;
 	u32 v6_pct = 50;
 	static struct frame frames[BATCH];
 	struct mmsghdr msgs[BATCH];
 	struct iovec iov[BATCH];
 	struct sockaddr_ll sll = { .sll_family = AF_PACKET };
 	struct timespec t0, now;
-	int fd, o, k;
+	int fd, rfd, o, k, c;
 
 	while ((o = getopt_long(argc, argv, "i:", opts, NULL)) != -1) {
 		switch (o) {
@@ -1380,6 +1804,11 @@ int main(int argc, char **argv)
 		}
 		memcpy(smac, me.sll_addr, 6);
 	}
+	rfd = reply_socket(ifname);
+	if (rfd < 0) {
+		perror("reply socket");
+		return 1;
+	}
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (sent < count) {
@@ -1391,21 +1820,30 @@ int main(int argc, char **argv)
 
 		for (i = 0; i < n; i++) {
 			struct frame *f = &frames[i];
-			bool v6 = chance(v6_pct), bad, spoof;
+			/*
+			 * 5% requests whose replies are checked, from the
+			 * peer's IPv4 address; generational, mutational,
+			 * seeded: a third each of the rest.
+			 */
+			u32 len, mode = chance(5) ? 3 : below(nseeds ? 3 : 2);
+			bool v6 = mode != 3 && chance(v6_pct), bad, spoof;
 			u8 *roce = f->buf + (v6 ? L2L4_6 : L2L4);
-			/* generational, mutational, seeded: a third each */
-			u32 len, mode = below(nseeds ? 3 : 2);
 
 			roce_max = v6 ? MAX_ROCE6 : MAX_ROCE;
-			len = mode == 2 ? seed_packet(roce) :
+			len = mode == 3 ? req_packet(roce) :
+			      mode == 2 ? seed_packet(roce) :
 			      mode == 1 ? mut_packet(roce) : gen_packet(roce);
 			bad = chance(10);
-			spoof = must_spoof(roce, len) || chance(20);
+			spoof = must_spoof(roce, len) ||
+				(mode != 3 && chance(20));
 			wrap(f, v6, len, spoof, bad);
 			by_mode[mode]++;
 			ipv6 += v6;
 			spoofed += spoof;
-			by_class[classify(roce, len + SROCE_ICRC_LEN, !bad)]++;
+			c = classify(roce, len + SROCE_ICRC_LEN, !bad);
+			by_class[c]++;
+			if (c == C_QP)
+				record_request(roce);
 			iov[i].iov_base = f->buf;
 			iov[i].iov_len = f->len;
 			memset(&msgs[i], 0, sizeof(msgs[i]));
@@ -1425,6 +1863,7 @@ int main(int argc, char **argv)
 			}
 			done += k;
 		}
+		drain_replies(rfd, 0);
 		sent += n;
 		since_probe += n;
 		if (window && (since_probe >= window || sent == count)) {
@@ -1443,13 +1882,17 @@ int main(int argc, char **argv)
 		}
 	}
 	clock_gettime(CLOCK_MONOTONIC, &now);
+	drain_replies(rfd, 5);
 	printf("sroce-fuzz: sent=%llu generational=%llu mutational=%llu",
 	       sent, by_mode[0], by_mode[1]);
-	printf(" seeded=%llu spoofed=%llu ipv6=%llu", by_mode[2], spoofed,
-	       ipv6);
+	printf(" seeded=%llu requests=%llu spoofed=%llu ipv6=%llu",
+	       by_mode[2], by_mode[3], spoofed, ipv6);
 	for (k = 0; k < C_NR; k++)
 		printf(" %s=%llu", cname[k], by_class[k]);
 	printf(" probes=%u probe_retries=%llu", probe_seq, probe_retries);
+	for (k = 0; k < R_NR; k++)
+		printf(" %s=%llu", rname[k], by_reply[k]);
+	printf(" replies_lost=%llu", replies_lost(rfd));
 	printf(" seconds=%.1f\n", now.tv_sec - t0.tv_sec +
 	       (now.tv_nsec - t0.tv_nsec) / 1e9);
 	return 0;

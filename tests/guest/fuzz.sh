@@ -9,8 +9,10 @@
 # (tests/pyverbs/fuzz_target.py), while a live RC connection between the
 # two keeps moving verified data. The second checks its guard bytes
 # around every MR, the live connection after the run, and that its
-# counters account for every frame that arrived. The harness fails the run
-# on any splat in either guest's log.
+# counters account for every frame that arrived; the first checks the
+# second's READ responses and atomic ACKs against the requests it sent
+# and the MRs' rights (and a read-only MR's bytes). The harness fails the
+# run on any splat in either guest's log.
 # Usage: fuzz.sh [COUNT [WINDOW [SEED]]]: COUNT frames (10^6; 10^5 in the
 # debug kernel); at most WINDOW (64) of them on the way before the target
 # answers a ping (0: no such limit; frames then get lost between the
@@ -49,6 +51,11 @@ t "both guests ready" guest_barrier fuzz-ready 120
 SEED_OPS="00 01 02 03 04 05 06 07 08 09 0a 0b 0c 0d 0e 0f 10 11 12 13 14
 	20 21 22 25 26 27 28 2b 64 65"
 
+# A count from the fuzzer's summary line: replies_$1=N.
+reply_count() {
+	sed -n "s/^sroce-fuzz: sent=.* replies_$1=\([0-9]*\).*/\1/p" "$SROCE_OUT/fuzz.log"
+}
+
 if [ "$me" -eq 0 ]; then
 	# The seeds of the fuzzer's third mode: the real traffic between the
 	# two guests, captured until the target is ready to be fuzzed.
@@ -79,6 +86,16 @@ if [ "$me" -eq 0 ]; then
 		t "the captured seeds hold every opcode of the seed traffic" \
 			test -z "$missing"
 		[ -z "$missing" ] || echo "# missing: $missing"
+		# The target's READ responses and atomic ACKs, matched by the
+		# fuzzer against the requests it sent and the MRs' rights (the
+		# log above names any that answer none).
+		r_read=$(reply_count read)
+		r_bytes=$(reply_count read_bytes)
+		r_atomic=$(reply_count atomic)
+		r_bad=$(reply_count bad)
+		t "target replies: ${r_read:-?} READ responses (${r_bytes:-?} of the read-only MR, bytes checked), ${r_atomic:-?} atomic ACKs, each for a request the MR's rights allow; ${r_bad:-?} not" \
+			test "${r_bad:-1}" -eq 0 -a "${r_read:-0}" -gt 0 -a \
+			"${r_bytes:-0}" -gt 0 -a "${r_atomic:-0}" -gt 0
 		sed 's/^/# /' "$SROCE_OUT/fuzz.log"
 		grep '^sroce-fuzz: sent=' "$SROCE_OUT/fuzz.log" >"$SYNC_DIR/fuzz.result.tmp"
 		mv "$SYNC_DIR/fuzz.result.tmp" "$SYNC_DIR/fuzz.result"

@@ -8,14 +8,18 @@
 
 The target guest creates what the fuzzer aims at: RC QPs in RESET, INIT,
 RTR, RTS (one on an SRQ) and ERR, a UC and a UD QP, all with receives
-posted, their peer a QP number on the other guest that no verbs QP owns;
-MRs with remote access, each in the middle of a bigger mapping whose bytes
-on either side are a guard pattern; and a live RC connection to the peer
-guest's QP (the peer role), over which it keeps writing data and reading
-it back, every byte checked, before, during and after the fuzzing. It
-writes DIR/fuzz-target.txt for sroce-fuzz (QPNs, PSNs, MRs; the live QP is
-marked so that it only gets frames from the third address) and waits for
-DIR/fuzz.result, the fuzzer's summary line.
+posted, their peer a QP number on the other guest that no verbs QP owns
+(the fuzzer captures what they send it: their READ responses and atomic
+ACKs); MRs with remote access, each in the middle of a bigger mapping
+whose bytes on either side are a guard pattern; and a live RC connection
+to the peer guest's QP (the peer role), over which it keeps writing data
+and reading it back, every byte checked, before, during and after the
+fuzzing. Every 20 ms it takes the RC QPs the fuzzing put in ERR back to
+RTR or RTS. It writes DIR/fuzz-target.txt for sroce-fuzz (QPNs, PSNs and
+peer QPNs, MRs with their rights; the live QP is marked so that it only
+gets frames from the third address), the read-only MR's bytes in
+DIR/fuzz-ro.bin, and waits for DIR/fuzz.result, the fuzzer's summary
+line.
 
 Then it checks: every guard byte intact (a fuzzed WRITE or atomic with a
 valid rkey may change bytes inside an MR, never outside), receive buffers'
@@ -81,8 +85,8 @@ def wait_json(path, what, secs=300):
 
 def publish(path, obj):
     tmp = path + '.tmp'
-    with open(tmp, 'w') as f:
-        if isinstance(obj, str):
+    with open(tmp, 'wb' if isinstance(obj, bytes) else 'w') as f:
+        if isinstance(obj, (str, bytes)):
             f.write(obj)
         else:
             json.dump(obj, f)
@@ -170,15 +174,11 @@ class Live:
         self.rounds += 1
         return True
 
-    def run(self, fq):
-        last = time.monotonic()
+    def run(self):
         try:
             while not self.stop.is_set():
                 if not self.round():
                     return
-                if time.monotonic() - last > 1.0:
-                    fq.recycle()
-                    last = time.monotonic()
                 time.sleep(0.05)
         except Exception as ex:	# pylint: disable=broad-except
             self.errors.append('the live thread stopped: %r' % ex)
@@ -192,14 +192,17 @@ class FuzzQPs:
         self.cq = CQ(env.ctx, 4096)
         self.qps = []	# (name, qp, type, rq_psn)
         # MRs in the middle of bigger mappings: a page of guard each side.
+        self.access = [ALL, LW | RW | RR, LW | RW | AT,
+                       # Remote read only: the fuzzer aims WRITEs and
+                       # atomics at it like at the others, and none may
+                       # change it; its READ responses carry its bytes.
+                       LW | RR]
         self.mrs = [Region(env, 4 * PAGE, ALL, off=PAGE, length=2 * PAGE,
                            seed=41),
                     Region(env, 3 * PAGE, LW | RW | RR, off=PAGE,
                            length=PAGE, seed=42),
                     Region(env, 3 * PAGE, LW | RW | AT, off=PAGE + 64,
                            length=PAGE - 128, seed=43),
-                    # Remote read only: the fuzzer aims WRITEs and atomics
-                    # at it like at the others, and none may change it.
                     Region(env, 3 * PAGE, LW | RR, off=PAGE, length=PAGE,
                            seed=45)]
         self.ro = self.mrs[-1]
@@ -235,6 +238,7 @@ class FuzzQPs:
         self.post_recvs(self.srq, 32)
         self.dgid = dgid
         self.recycled = 0
+        self.errors = []
         self.completions = 0
         self.refused = 0
         # UC in RTS
@@ -269,6 +273,17 @@ class FuzzQPs:
         qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_SQ_PSN)
         self.post_recvs(qp, 8)
         self.qps.append(('UD in RTS', qp, 'ud', 0))
+
+    def recycler(self, stop):
+        """Recycle until @stop, often: the fuzzer's READs and atomics are
+        answered only by QPs in RTR or RTS, and its bad ones put them in
+        ERR within milliseconds."""
+        try:
+            while not stop.is_set():
+                self.recycle()
+                time.sleep(0.02)
+        except Exception as ex:	# pylint: disable=broad-except
+            self.errors.append('the recycler stopped: %r' % ex)
 
     def recycle(self):
         """The RC QPs meant to be in RTR or RTS that the fuzzing put in
@@ -337,14 +352,23 @@ class FuzzQPs:
                                                    r.off, end))
         return not bad, '; '.join(bad)
 
-    def txt(self, live_qpn):
+    def txt(self, live_qpn, sync):
+        """sroce-fuzz's --target file; the read-only MR's bytes beside it
+        in fuzz-ro.bin."""
         lines = ['pmtu %d' % (128 << self.env.port_mtu), 'qkey %x' % QKEY]
-        for _, qp, t, psn in self.qps:
-            lines.append('qp %x %x %s x' % (qp.qp_num, psn, t))
+        for idx, (_, qp, t, psn) in enumerate(self.qps):
+            # An RC QP's peer: where its READ responses and atomic ACKs go.
+            peer = ' %x' % (PEER_QPN + idx) if t == 'rc' else ''
+            lines.append('qp %x %x %s x%s' % (qp.qp_num, psn, t, peer))
         lines.append('qp %x %x rc live' % (live_qpn, 0x2000))
-        for r in self.mrs:
-            lines.append('mr %x %x %x' % (r.base + r.off, r.mr.rkey,
-                                          r.mr.length))
+        for r, acc in zip(self.mrs, self.access):
+            extra = ''
+            if r is self.ro:
+                publish(os.path.join(sync, 'fuzz-ro.bin'),
+                        r.data[r.off:r.off + r.mr.length])
+                extra = ' fuzz-ro.bin'
+            lines.append('mr %x %x %x %x%s' % (r.base + r.off, r.mr.rkey,
+                                             r.mr.length, acc, extra))
         for q in [1, live_qpn] + [qp.qp_num for _, qp, _, _ in self.qps]:
             lines.append('known %x' % q)
         return '\n'.join(lines) + '\n'
@@ -511,10 +535,12 @@ def target_main(a):
     check(counter.stdout.readline().startswith('sroce-fuzz: counting'),
           'the frame counter runs')
     before = cnt.read()
-    th = threading.Thread(target=live.run, args=(fq,))
+    th = threading.Thread(target=live.run)
     th.start()
+    rth = threading.Thread(target=fq.recycler, args=(live.stop,))
+    rth.start()
     publish(os.path.join(a.sync, 'fuzz-target.txt'),
-            fq.txt(live.side.qpn))
+            fq.txt(live.side.qpn, a.sync))
     comment('target ready: %d fuzz QPs, live QP %#x' % (len(fq.qps),
                                                         live.side.qpn))
     rf = os.path.join(a.sync, 'fuzz.result')
@@ -522,6 +548,9 @@ def target_main(a):
     check(got, 'the fuzzer finished')
     live.stop.set()
     th.join()
+    rth.join()
+    check(not fq.errors, 'fuzz QPs brought back from ERR throughout the '
+          'fuzzing', '; '.join(fq.errors))
     check(not live.errors, 'live connection: %d rounds verified during the '
           'fuzzing' % live.rounds, '; '.join(live.errors))
     res = {}
