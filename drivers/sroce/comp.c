@@ -469,6 +469,7 @@ void sroce_comp_fail_head(struct sroce_qp *qp)
 {
 	struct sroce_swqe *w;
 	bool fail = false;
+	u32 resets;
 
 	spin_lock_bh(&qp->req.lock);
 	if ((qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD) &&
@@ -479,9 +480,10 @@ void sroce_comp_fail_head(struct sroce_qp *qp)
 			fail = true;
 		}
 	}
+	resets = qp->resets;
 	spin_unlock_bh(&qp->req.lock);
 	if (fail)
-		sroce_qp_error(qp);
+		sroce_qp_error(qp, resets);
 }
 
 /**
@@ -493,6 +495,7 @@ void sroce_comp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 {
 	enum ib_wc_status st = IB_WC_GENERAL_ERR;
 	bool fail = false;
+	u32 resets;
 	int err = 0;
 
 	spin_lock_bh(&qp->req.lock);
@@ -528,9 +531,10 @@ void sroce_comp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		fail = true;
 	}
 out:
+	resets = qp->resets;
 	spin_unlock_bh(&qp->req.lock);
 	if (fail)
-		sroce_qp_error(qp);
+		sroce_qp_error(qp, resets);
 	else
 		sroce_qp_run_req(qp);
 }

@@ -143,16 +143,27 @@ static void sroce_qp_event(struct sroce_qp *qp, enum ib_event_type type)
 /**
  * sroce_qp_error() - move a QP to the error state and flush it
  * @qp: the QP
+ * @resets: qp->resets when the caller found the QP failed, read under
+ *	    either of its locks
  *
  * Every outstanding send and receive WQE completes with
- * IB_WC_WR_FLUSH_ERR. Any context.
+ * IB_WC_WR_FLUSH_ERR. Callers decide on a failure under one lock (and
+ * complete the WQE that failed in error there) and call this after
+ * dropping it, since it takes both; meanwhile the consumer may have seen
+ * that completion and reset the QP, and perhaps connected it again. Such
+ * a QP is not the one that failed: it is left as it is. Any context.
  */
-void sroce_qp_error(struct sroce_qp *qp)
+void sroce_qp_error(struct sroce_qp *qp, u32 resets)
 {
 	bool ev;
 
 	spin_lock_bh(&qp->req.lock);
 	spin_lock(&qp->resp.lock);
+	if (qp->resets != resets) {
+		spin_unlock(&qp->resp.lock);
+		spin_unlock_bh(&qp->req.lock);
+		return;
+	}
 	ev = qp->state != IB_QPS_ERR && qp->state != IB_QPS_RESET;
 	if (qp->state != IB_QPS_ERR)
 		trace_sroce_qp_state(qp, qp->state, IB_QPS_ERR);
@@ -622,6 +633,7 @@ static void sroce_sq_discard(struct sroce_qp *qp)
 /* Drop everything queued and return the QP to its created state. */
 static void sroce_qp_reset_locked(struct sroce_qp *qp)
 {
+	qp->resets++;
 	sroce_sq_discard(qp);
 	qp->req.rd_outstanding = 0;
 	qp->req.cwnd = 0;
@@ -730,6 +742,7 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *a, int mask,
 	enum ib_qp_state cur, next;
 	struct rxe_av av = {};
 	bool flush = false;
+	u32 resets;
 	int err;
 
 	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
@@ -821,10 +834,11 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *a, int mask,
 	}
 	err = 0;
 out:
+	resets = qp->resets;
 	spin_unlock(&qp->resp.lock);
 	spin_unlock_bh(&qp->req.lock);
 	if (flush) {
-		sroce_qp_error(qp);
+		sroce_qp_error(qp, resets);
 		/* Nothing more will be taken from the SRQ for this QP. */
 		if (qp->ibqp.srq)
 			sroce_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);

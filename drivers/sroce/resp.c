@@ -810,6 +810,7 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
 void sroce_resp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 {
 	bool fail = false;
+	u32 resets;
 	u8 nak = 0;
 	int err;
 
@@ -847,9 +848,10 @@ void sroce_resp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		}
 		break;
 	}
+	resets = qp->resets;
 	spin_unlock_bh(&qp->resp.lock);
 	if (fail) {
-		sroce_qp_error(qp);
+		sroce_qp_error(qp, resets);
 		sroce_qp_run(qp);
 	} else {
 		sroce_qp_run_resp(qp);

@@ -658,6 +658,11 @@ struct sroce_qp {
 
 	/* Attributes, written under both sides' locks, read under either. */
 	enum ib_qp_state	state;
+	/*
+	 * Modifies to RESET, counted: a failure decided before one is stale
+	 * after it (sroce_qp_error()).
+	 */
+	u32			resets;
 	int			access;
 	u32			dest_qpn;
 	u32			qkey;
@@ -1175,7 +1180,7 @@ void sroce_qp_quiesce(struct sroce_qp *qp, unsigned long gp);
 void sroce_qp_cq_armed(struct sroce_cq *cq);
 void sroce_qp_flush_later(struct sroce_qp *qp);
 void sroce_rq_err_work(struct work_struct *w);
-void sroce_qp_error(struct sroce_qp *qp);
+void sroce_qp_error(struct sroce_qp *qp, u32 resets);
 int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad);
 int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,

@@ -51,6 +51,7 @@ void sroce_resp_uc(struct sroce_qp *qp, struct sroce_pkt *pkt)
 {
 	u8 op = pkt->opcode & SROCE_OP_MASK, nak, next;
 	bool abandon, fail = false;
+	u32 resets;
 	int err;
 
 	spin_lock_bh(&qp->resp.lock);
@@ -91,9 +92,10 @@ void sroce_resp_uc(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		fail = qp->resp.rwqe_failed;
 	}
 out:
+	resets = qp->resets;
 	spin_unlock_bh(&qp->resp.lock);
 	if (fail)
-		sroce_qp_error(qp);
+		sroce_qp_error(qp, resets);
 }
 
 /**
@@ -121,6 +123,7 @@ void sroce_resp_ud(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	u8 grh[40] = {};
 	u8 op = pkt->opcode & SROCE_OP_MASK;
 	bool fail = false;
+	u32 resets;
 	u32 crc;
 	int err;
 
@@ -181,7 +184,8 @@ void sroce_resp_ud(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	wc.src_qp = sroce_deth_sqp(&pkt->deth);
 	fail = sroce_resp_complete(qp, &wc, pkt->se);
 drop:
+	resets = qp->resets;
 	spin_unlock_bh(&qp->resp.lock);
 	if (fail)
-		sroce_qp_error(qp);
+		sroce_qp_error(qp, resets);
 }
