@@ -402,7 +402,7 @@ if [ "${SROCE_CHECK_ALL:-}" = 1 ]; then
 	# twice, and 4 rounds of each verbs teardown) and 40 s of random
 	# verbs under fault injection; then the two-guest runs, a boot each
 	# (one boot for all three took longer than three).
-	vm_bg functional-debug debug "$top/tests/guest/run.sh" functional.sh + scribble.sh 60 1 $FAULT_PCT + netns.sh suite
+	vm_bg functional-debug debug "$top/tests/guest/run.sh" functional.sh + scribble.sh 60 1 $FAULT_PCT + netns.sh suite + invrace.sh 60
 	vm_bg rc-errors-debug debug "$top/tests/guest/run.sh" rc-errors.sh + kunit.sh + chaos.sh 16 4 + stress.sh 40 4 1 $FAULT_PCT
 	mx debug functional mx debug netns vm_join functional-debug
 	mx debug rc-errors vm_join rc-errors-debug
@@ -444,8 +444,9 @@ else
 	vm_bg rc-errors-debug debug "$top/tests/guest/run.sh" rc-errors.sh + kunit.sh + chaos.sh 2 2 kill-server rmmod + stress.sh 15 4 1 $FAULT_PCT
 	# The blocked ODP fault (functional.sh's) in the debug kernel too,
 	# with 40 blocked pairs, not 280: the RNR retries of 280 took this
-	# guest's vCPU beside the error paths (odp_blocked.py).
-	vm_bg scribble-debug debug "$top/tests/guest/run.sh" scribble.sh 10 1 $FAULT_PCT + odp-blocked.sh 40
+	# guest's vCPU beside the error paths (odp_blocked.py). Then 20 s
+	# of invalidations racing through the device (invrace.sh).
+	vm_bg scribble-debug debug "$top/tests/guest/run.sh" scribble.sh 10 1 $FAULT_PCT + odp-blocked.sh 40 + invrace.sh 20
 	mx debug scribble vm_join scribble-debug
 	fs_functional_bg 6.1
 	fs_functional_join 6.1

@@ -79,7 +79,8 @@ make -s -C "$src" O="$b" olddefconfig >&2
 # Fail loudly if Kconfig dropped something the tests depend on.
 for opt in KUNIT KASAN PROVE_LOCKING DEBUG_KMEMLEAK UBSAN INFINIBAND \
 	   INFINIBAND_USER_ACCESS DEBUG_ATOMIC_SLEEP 9P_FS NET_9P_VIRTIO \
-	   FAILSLAB FAIL_PAGE_ALLOC FAULT_INJECTION_STACKTRACE_FILTER; do
+	   FAILSLAB FAIL_PAGE_ALLOC FAULT_INJECTION_STACKTRACE_FILTER \
+	   SOFTLOCKUP_DETECTOR; do
 	grep -q "^CONFIG_$opt=y" "$b/.config" || { log "CONFIG_$opt missing"; exit 1; }
 done
 total=$(find "$src" -name '*.c' | wc -l)
