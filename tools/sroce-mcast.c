@@ -15,6 +15,10 @@
  *  - a datagram with another Q_Key reaches nobody;
  *  - with r2 detached too the netdev leaves the group and a datagram
  *    reaches nobody.
+ * With --late-vlan LOWER.ID, a VLAN netdev of that name is added while
+ * r1 and r2 are attached: it must join the group at once (a group is the
+ * device's, joined on every VLAN over its netdev), and leave it with
+ * the netdev; it is deleted at the end.
  *
  * MGID is an IPv4-mapped address (::ffff:239.1.2.3) for an IPv4 RoCE v2
  * GID, an IPv6 multicast address (ff0e::5:1) for an IPv6 one: Linux 6.1's
@@ -53,6 +57,7 @@ static struct {
 	const char *dev;
 	int gid_index;
 	const char *mgid;
+	const char *late_vlan;	/* LOWER.ID, added while attached */
 } opt = { .gid_index = -1 };
 
 struct rcv {
@@ -83,6 +88,7 @@ static struct {
 	union ibv_gid mgid;
 	bool v4;		/* an IPv4-mapped MGID */
 	char ndev[64];
+	bool late_added;	/* opt.late_vlan exists, to be deleted */
 	char maddr_out[1024];	/* the last `ip maddr` output, group lines */
 } c = {
 	.r = { { .name = "r1" }, { .name = "r2" }, { .name = "r3" } },
@@ -523,7 +529,7 @@ static void round_trip(unsigned int n, uint32_t qkey, unsigned int want,
 }
 
 /* 1 when `ip maddr show dev NDEV` lists MGID, 0 when not, -1 on error. */
-static int joined(void)
+static int joined(const char *ndev)
 {
 	char cmd[128], line[256];
 	size_t len = 0;
@@ -531,7 +537,7 @@ static int joined(void)
 	FILE *p;
 	int st;
 
-	snprintf(cmd, sizeof(cmd), "ip maddr show dev %s 2>&1", c.ndev);
+	snprintf(cmd, sizeof(cmd), "ip maddr show dev %s 2>&1", ndev);
 	p = popen(cmd, "r");
 	if (!p) {
 		note("popen: %s", strerror(errno));
@@ -562,14 +568,14 @@ static int joined(void)
 	return found;
 }
 
-/* Wait up to GROUP_MS for the netdev to have joined (or left) the group. */
-static bool group_is(bool want)
+/* Wait up to GROUP_MS for NDEV to have joined (or left) the group. */
+static bool group_on(const char *ndev, bool want)
 {
 	long long deadline = now_ms() + GROUP_MS;
 	int j;
 
 	for (;;) {
-		j = joined();
+		j = joined(ndev);
 		if (j < 0)
 			return false;
 		if (j == want || now_ms() >= deadline)
@@ -580,12 +586,40 @@ static bool group_is(bool want)
 		char *line, *save;
 
 		note("after %d ms `ip maddr show dev %s` %s it; its groups:",
-		     GROUP_MS, c.ndev, want ? "does not list" : "still lists");
+		     GROUP_MS, ndev, want ? "does not list" : "still lists");
 		for (line = strtok_r(c.maddr_out, "\n", &save); line;
 		     line = strtok_r(NULL, "\n", &save))
 			note("  %s", line);
 	}
 	return j == want;
+}
+
+static bool group_is(bool want)
+{
+	return group_on(c.ndev, want);
+}
+
+static bool run_cmd(const char *cmd)
+{
+	int st = system(cmd);
+
+	if (st)
+		note("`%s`: exit status 0x%x", cmd, st);
+	return !st;
+}
+
+/* Add VLAN netdev opt.late_vlan (LOWER.ID) and bring it up. */
+static bool late_vlan_add(void)
+{
+	const char *dot = strrchr(opt.late_vlan, '.');
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "ip link add link %.*s name %s type vlan id %s",
+		 (int)(dot - opt.late_vlan), opt.late_vlan, opt.late_vlan,
+		 dot + 1);
+	c.late_added = run_cmd(cmd);
+	snprintf(cmd, sizeof(cmd), "ip link set %s up", opt.late_vlan);
+	return c.late_added && run_cmd(cmd);
 }
 
 static bool attach(struct rcv *r, bool on)
@@ -648,6 +682,12 @@ static void teardown(void)
 	if (c.ctx)
 		freed(ibv_close_device(c.ctx), "ibv_close_device");
 	check(freed_all, "QPs, AH, CQs, MRs, PD and device freed");
+	if (c.late_added) {
+		char cmd[128];
+
+		snprintf(cmd, sizeof(cmd), "ip link del %s", opt.late_vlan);
+		check(run_cmd(cmd), "%s deleted", opt.late_vlan);
+	}
 }
 
 static void run(void)
@@ -659,6 +699,10 @@ static void run(void)
 		return;
 	check(group_is(true), "%s joined %s", c.ndev, opt.mgid);
 	round_trip(1, QKEY, 1u << 0 | 1u << 1, "r1, r2 attached");
+	if (opt.late_vlan)
+		check(late_vlan_add() && group_on(opt.late_vlan, true),
+		      "%s, added with r1 and r2 attached, joined %s",
+		      opt.late_vlan, opt.mgid);
 
 	if (!check(attach(r1, false), "detach r1"))
 		return;
@@ -671,16 +715,21 @@ static void run(void)
 		return;
 	check(group_is(false), "%s left %s with nobody attached", c.ndev,
 	      opt.mgid);
+	if (c.late_added)
+		check(group_on(opt.late_vlan, false),
+		      "%s left %s with nobody attached", opt.late_vlan,
+		      opt.mgid);
 	round_trip(4, QKEY, 0, "nobody attached");
 }
 
 static void print_usage(void)
 {
 	fprintf(stderr,
-		"usage: sroce-mcast DEV --gid-index N --mgid MGID\n"
+		"usage: sroce-mcast DEV --gid-index N --mgid MGID [--late-vlan LOWER.ID]\n"
 		"  N     index of a RoCE v2 GID of DEV's port 1\n"
 		"  MGID  ::ffff:A.B.C.D (IPv4 group, IPv4 GID) or an IPv6\n"
-		"        multicast address (IPv6 GID), e.g. ff0e::5:1\n");
+		"        multicast address (IPv6 GID), e.g. ff0e::5:1\n"
+		"  LOWER.ID  a VLAN netdev to add while QPs are attached\n");
 	exit(2);
 }
 
@@ -689,6 +738,7 @@ int main(int argc, char **argv)
 	static const struct option lo[] = {
 		{ "gid-index", required_argument, NULL, 'g' },
 		{ "mgid", required_argument, NULL, 'm' },
+		{ "late-vlan", required_argument, NULL, 'l' },
 		{ 0 }
 	};
 	struct in6_addr *a = (struct in6_addr *)c.mgid.raw;
@@ -704,6 +754,14 @@ int main(int argc, char **argv)
 			break;
 		case 'm':
 			opt.mgid = optarg;
+			break;
+		case 'l':
+			end = strrchr(optarg, '.');
+			if (!ifname_ok(optarg) || !end || end == optarg ||
+			    !end[1] || strlen(optarg) > 15 ||
+			    strspn(end + 1, "0123456789") != strlen(end + 1))
+				print_usage();
+			opt.late_vlan = optarg;
 			break;
 		default:
 			print_usage();

@@ -5,9 +5,9 @@
  *
  * Lifetime: a device is on sroce_devs from `rdma link add` until ib_core
  * calls sroce_dealloc_driver(), the single place that frees what newlink
- * took. Lock order: rtnl -> sroce_devs_lock; ib_core's unregistration lock
- * -> sroce_devs_lock. Nothing waits for an unregistration while holding
- * sroce_devs_lock.
+ * took. Lock order: rtnl -> sroce_devs_lock -> mcg_mutex; ib_core's
+ * unregistration lock -> sroce_devs_lock. Nothing waits for an
+ * unregistration while holding sroce_devs_lock.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -301,8 +301,15 @@ static int sroce_netdev_event(struct notifier_block *nb, unsigned long event,
 
 	mutex_lock(&sroce_devs_lock);
 	sdev = sroce_find_locked(ndev);
-	if (!sdev)
+	if (!sdev) {
+		/* A VLAN over a device's netdev joins its groups. */
+		if (event == NETDEV_REGISTER && is_vlan_dev(ndev)) {
+			sdev = sroce_find_locked(vlan_dev_real_dev(ndev));
+			if (sdev && !sdev->dying)
+				sroce_mcast_netdev_added(sdev, ndev);
+		}
 		goto out;
+	}
 
 	switch (event) {
 	case NETDEV_UNREGISTER:

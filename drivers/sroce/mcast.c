@@ -2,12 +2,14 @@
 /*
  * UD multicast: groups named by their MGID (an IPv4-mapped or IPv6
  * multicast address), each with the UD QPs attached to it. The first
- * attach joins the group on the netdev the way a socket would (IGMP or
- * MLD reports, the MAC filter), the last detach leaves it. A datagram to
+ * attach joins the group on the netdev and the VLAN netdevs over it the
+ * way a socket would (IGMP or MLD reports, the MAC filter), the last
+ * detach leaves it. A datagram to
  * the multicast QPN goes to every QP attached to the group its IP
  * destination names.
  */
 #include <linux/hash.h>
+#include <linux/if_vlan.h>
 #include <linux/igmp.h>
 #include <linux/inetdevice.h>
 #include <linux/rtnetlink.h>
@@ -41,38 +43,119 @@ static struct sroce_mcg *sroce_mcg_find(struct sroce_dev *sdev,
 }
 
 /*
- * Join or leave the group on the netdev: IGMP for IPv4, MLD for IPv6. Both
- * under RTNL, as the IP stack's own callers do (6.1 asserts it on leave).
+ * Join or leave the group on one netdev: IGMP for IPv4, MLD for IPv6, and
+ * the MAC filter, the way a socket would.
+ */
+static int sroce_mcg_dev_member(struct net_device *dev,
+				const union ib_gid *mgid, bool join)
+{
+	const struct in6_addr *a6 = (const struct in6_addr *)mgid->raw;
+	struct in_device *in_dev;
+
+	ASSERT_RTNL();
+	if (!ipv6_addr_v4mapped(a6)) {
+		if (join)
+			return ipv6_dev_mc_inc(dev, a6);
+		ipv6_dev_mc_dec(dev, a6);
+		return 0;
+	}
+	/* Gone with its netdev's IPv4 state: nothing left to leave. */
+	in_dev = __in_dev_get_rtnl(dev);
+	if (!in_dev)
+		return join ? -ENODEV : 0;
+	if (join)
+		ip_mc_inc_group(in_dev, a6->s6_addr32[3]);
+	else
+		ip_mc_dec_group(in_dev, a6->s6_addr32[3]);
+	return 0;
+}
+
+/*
+ * A VLAN netdev over the device's own in its namespace: its addresses are
+ * GIDs of the device and its RoCE packets the device's (net.c maps them
+ * the same way). One in another namespace delivers to that namespace's
+ * sockets, never to this device.
+ */
+static bool sroce_mcg_vlan_of(const struct sroce_dev *sdev,
+			      struct net_device *dev)
+{
+	return is_vlan_dev(dev) && vlan_dev_real_dev(dev) == sdev->ndev &&
+	       net_eq(dev_net(dev), dev_net(sdev->ndev));
+}
+
+/*
+ * Join or leave the group on the device's netdev and on every VLAN netdev
+ * over it. An attach names only the MGID, no VLAN, so a group is the
+ * device's, as on an RNIC that steers multicast by MGID: its datagrams
+ * reach the attached QPs from whichever of them they come (a kernel
+ * consumer sees which in wc.vlan_id). The joins are what lets them come:
+ * the IP stack drops a multicast datagram that arrives on a netdev not in
+ * its group, and a snooping switch forwards a VLAN's group only to ports
+ * that reported it on that VLAN. A VLAN without IP state of the group's
+ * family is left out (it delivers no datagrams of that family); any other
+ * failure undoes the joins made. Under RTNL, which also orders this
+ * against sroce_mcast_netdev_added(): every VLAN present at the leave was
+ * joined, here or there.
  */
 static int sroce_mcg_member(struct sroce_dev *sdev, const union ib_gid *mgid,
 			    bool join)
 {
 	const struct in6_addr *a6 = (const struct in6_addr *)mgid->raw;
-	struct in_device *in_dev;
-	int err = 0;
+	struct net_device *dev, *failed = NULL;
+	int err;
 
-	if (!ipv6_addr_v4mapped(a6)) {
-		rtnl_lock();
-		if (join)
-			err = ipv6_dev_mc_inc(sdev->ndev, a6);
-		else
-			ipv6_dev_mc_dec(sdev->ndev, a6);
-		rtnl_unlock();
-		return err;
-	}
-	if (!ipv4_is_multicast(a6->s6_addr32[3]))
+	ASSERT_RTNL();
+	if (ipv6_addr_v4mapped(a6) && !ipv4_is_multicast(a6->s6_addr32[3]))
 		return -EINVAL;
-	rtnl_lock();
-	/* Gone with its netdev's IPv4 state: nothing left to leave. */
-	in_dev = __in_dev_get_rtnl(sdev->ndev);
-	if (!in_dev)
-		err = join ? -ENODEV : 0;
-	else if (join)
-		ip_mc_inc_group(in_dev, a6->s6_addr32[3]);
-	else
-		ip_mc_dec_group(in_dev, a6->s6_addr32[3]);
-	rtnl_unlock();
+	err = sroce_mcg_dev_member(sdev->ndev, mgid, join);
+	if (err)
+		return err;
+	for_each_netdev(dev_net(sdev->ndev), dev) {
+		if (!sroce_mcg_vlan_of(sdev, dev))
+			continue;
+		err = sroce_mcg_dev_member(dev, mgid, join);
+		if (err && err != -ENODEV && err != -EINVAL) {
+			failed = dev;
+			break;
+		}
+	}
+	if (!failed)
+		return 0;
+	for_each_netdev(dev_net(sdev->ndev), dev) {
+		if (dev == failed)
+			break;
+		if (sroce_mcg_vlan_of(sdev, dev))
+			sroce_mcg_dev_member(dev, mgid, false);
+	}
+	sroce_mcg_dev_member(sdev->ndev, mgid, false);
 	return err;
+}
+
+/**
+ * sroce_mcast_netdev_added() - a VLAN netdev over the device's appeared
+ * @sdev: the device
+ * @dev: the VLAN netdev, just registered in (or moved into) a namespace
+ *
+ * Joins it to every group the device has, as sroce_mcg_member() would have
+ * had it been there at the attach. Called from the netdev notifier, under
+ * RTNL and sroce_devs_lock.
+ */
+void sroce_mcast_netdev_added(struct sroce_dev *sdev, struct net_device *dev)
+{
+	struct sroce_mcg *g;
+	int b, err;
+
+	ASSERT_RTNL();
+	if (!sroce_mcg_vlan_of(sdev, dev))
+		return;
+	mutex_lock(&sdev->mcg_mutex);
+	hash_for_each(sdev->mcg_hash, b, g, node) {
+		err = sroce_mcg_dev_member(dev, &g->mgid, true);
+		if (err && err != -ENODEV && err != -EINVAL)
+			ibdev_warn(&sdev->ib, "%s: cannot join group %pI6: %d\n",
+				   netdev_name(dev), g->mgid.raw, err);
+	}
+	mutex_unlock(&sdev->mcg_mutex);
 }
 
 static bool sroce_mcg_has(const struct sroce_mcg *g, const struct sroce_qp *qp)
@@ -92,6 +175,8 @@ int sroce_attach_mcast(struct ib_qp *ibqp, union ib_gid *mgid, u16 lid)
 	struct sroce_mcg *g;
 	int err = 0;
 
+	/* Lock order: RTNL (the joins), then mcg_mutex. */
+	rtnl_lock();
 	mutex_lock(&sdev->mcg_mutex);
 	g = sroce_mcg_find(sdev, mgid);
 	if (!g) {
@@ -126,6 +211,7 @@ int sroce_attach_mcast(struct ib_qp *ibqp, union ib_gid *mgid, u16 lid)
 	spin_unlock_bh(&sdev->mcg_lock);
 out:
 	mutex_unlock(&sdev->mcg_mutex);
+	rtnl_unlock();
 	return err;
 }
 
@@ -137,6 +223,7 @@ int sroce_detach_mcast(struct ib_qp *ibqp, union ib_gid *mgid, u16 lid)
 	int err = -EINVAL;
 	u32 i;
 
+	rtnl_lock();
 	mutex_lock(&sdev->mcg_mutex);
 	g = sroce_mcg_find(sdev, mgid);
 	if (!g)
@@ -159,6 +246,7 @@ int sroce_detach_mcast(struct ib_qp *ibqp, union ib_gid *mgid, u16 lid)
 	}
 out:
 	mutex_unlock(&sdev->mcg_mutex);
+	rtnl_unlock();
 	return err;
 }
 

@@ -163,7 +163,7 @@ struct sroce_dev {
 
 	struct mutex		qcnt_lock;	/* qcnts */
 	struct list_head	qcnts;		/* struct sroce_qcnt */
-	struct mutex		mcg_mutex;	/* attach/detach, group joins */
+	struct mutex		mcg_mutex;	/* attach/detach, joins; after RTNL */
 	spinlock_t		mcg_lock;	/* mcg_hash, members; receive */
 	DECLARE_HASHTABLE(mcg_hash, 6);
 	u32			mcg_count;	/* under mcg_mutex */
@@ -1196,6 +1196,7 @@ void sroce_tx_work(struct work_struct *w);
 int sroce_attach_mcast(struct ib_qp *ibqp, union ib_gid *mgid, u16 lid);
 int sroce_detach_mcast(struct ib_qp *ibqp, union ib_gid *mgid, u16 lid);
 u32 sroce_mcast_rcv(struct sroce_dev *sdev, struct sroce_pkt *pkt);
+void sroce_mcast_netdev_added(struct sroce_dev *sdev, struct net_device *dev);
 void sroce_mcast_cleanup(struct sroce_dev *sdev);
 
 /* srq.c */

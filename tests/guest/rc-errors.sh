@@ -79,22 +79,36 @@ done
 # membership, detach, the Q_Key. rdma_cm (mckey) can do IPv4 only. A
 # group per guest: two guests running this at once on one link would
 # otherwise get each other's datagrams (seen: "2 completions, want 1").
-for grp in "$MY_V4 ::ffff:239.1.2.$((RDMA_ME + 3))" \
-	"$MY_V6 ff0e::5:$((RDMA_ME + 1))"; do
-	read -r addr mgid <<<"$grp"
+# Then over VLAN 7's GIDs: the group must be joined on the VLAN netdev
+# too, or the IP stack drops its datagrams (here the ones looped back
+# through eth0.7), and a VLAN added while QPs are attached (eth0.8,
+# eth0.9) must join at once.
+MY_VLAN_V6=2001:2:0:7::$((RDMA_ME + 1))
+groups=("$MY_V4 ::ffff:239.1.2.$((RDMA_ME + 3))"
+	"$MY_V6 ff0e::5:$((RDMA_ME + 1))")
+if vlan_up && ip addr add "$MY_VLAN_V6/64" dev eth0.7 nodad; then
+	groups+=("$MY_VLAN_V4 ::ffff:239.1.7.$((RDMA_ME + 3)) eth0.8"
+		"$MY_VLAN_V6 ff0e::7:$((RDMA_ME + 1)) eth0.9")
+else
+	not_ok "sroce-mcast: VLAN 7 on eth0 with $MY_VLAN_V4 and $MY_VLAN_V6"
+fi
+for grp in "${groups[@]}"; do
+	read -r addr mgid late <<<"$grp"
 	gid=$(gid_of "$addr")
 	if ! wait_for 20 gid_lookup sroce0 "$gid"; then
 		not_ok "sroce-mcast: a RoCE v2 GID of $addr on sroce0"
 		continue
 	fi
 	timeout -k 5 "$PY_TIMEOUT_SHORT" "$SROCE_TREE/tools/sroce-mcast" sroce0 \
-		--gid-index "$(gid_lookup sroce0 "$gid")" --mgid "$mgid" 2>&1
+		--gid-index "$(gid_lookup sroce0 "$gid")" --mgid "$mgid" \
+		${late:+--late-vlan "$late"} 2>&1
 	rc=$?
 	if [ $rc -ne 0 ]; then
 		T_FAILED=$((T_FAILED + 1))
 		[ $rc -ge 124 ] && echo "# sroce-mcast: killed or crashed (exit $rc)"
 	fi
 done
+ip link del eth0.7 2>/dev/null
 
 # Each NAK and RNR NAK sent and received, each packet sent again, as the
 # counters have them; the error completions by status; QPs into ERR.
