@@ -8,13 +8,17 @@ may join runs of one kernel and MTU that hold different runs (bench.sh
 --setups one, then --setups two).
 bench-table.py --selftest: both, on made-up results with known answers.
 
-RESULTS holds lines "ROUND TEST SIZE SETUP DRIVER METRIC VALUE" ("fail -"
-for a run without a number); CORE is bench.sh's core runs, "TOOL SIZE,..."
-(the first table; the rest of the runs are grouped by kind). A cell is the
-median over rounds, with (min..max) over rounds when more than one; "fail"
-unless every round gave a number, "-" for a driver or run not there. The
+RESULTS holds lines "ROUND TEST SIZE SETUP DRIVER METRIC VALUE" ("fail
+CAUSE" for a run without a number, CAUSE "-" when none was given); CORE is
+bench.sh's core runs, "TOOL SIZE,..." (the first table; the rest of the
+runs are grouped by kind). A cell is the median over rounds, with
+(min..max) over rounds when more than one; "fail" unless every round gave
+a number, "-" for a driver or run not there. A bandwidth or latency of 0
+or less is a failed round too (perftest printing zeros is no result). The
 ratio is taken in each round (sroce/rxe for bandwidth, rxe/sroce for
-latency, so above 1 sroce is better) and its median shown, with its spread.
+latency, so above 1 sroce is better) and its median shown, with its spread;
+it and every target that uses a failed run show "fail", never a number or
+"met", and each failed run is listed with its cause.
 """
 import os
 import sys
@@ -30,6 +34,8 @@ MATRIX_BASE = (('tcp_bw', '65536'), ('udp_lat', '2'))
 # Counter metrics of tests/guest/perf.sh, as shown.
 COUNTERS = (('retrans', 'retrans'), ('oos', 'oos'), ('drops', 'drops'),
             ('nic_drops', 'nic'))
+# A run's result: a round where one of these is 0 or less failed.
+PRIMARY = ('bw_avg', 'lat_typ')
 
 
 def median(v):
@@ -58,6 +64,8 @@ class Results:
         # files make one column only where no run is in two of them (the
         # rounds of two files are different rounds).
         origin = {}
+        # (test, size, setup, driver) -> round -> why it failed
+        self.causes = OrderedDict()
         for path, (rnd, test, size, setup, drv, metric, value) in (
                 (p, w) for p in paths for w in self.lines(p)):
             run = (test, size, setup, drv)
@@ -66,8 +74,15 @@ class Results:
                          (' '.join(run), origin[run], path))
             self.rounds.add(rnd)
             cell = self.runs.setdefault(run[:3], {}).setdefault(drv, {})
+            why = None
             if metric == 'fail':
+                why = 'failed' if value == '-' else value
+            elif metric in PRIMARY and float(value) <= 0:
+                why = '%s %s' % (metric, value)
+            if why:
                 cell[rnd] = None
+                self.causes.setdefault(run, OrderedDict()).setdefault(
+                    rnd, why)
             elif cell.get(rnd, {}) is not None:
                 cell.setdefault(rnd, {})[metric] = float(value)
 
@@ -76,6 +91,12 @@ class Results:
         """The seven words of each result line of path."""
         with open(path, encoding='utf-8') as f:
             return [w for w in (ln.split() for ln in f) if len(w) == 7]
+
+    def failed(self, key, drv):
+        """Why the run of drv failed ("round N: cause; ..."), or ''."""
+        why = self.causes.get(key + (drv,), {})
+        return '; '.join('round %s: %s' % rw for rw in
+                         sorted(why.items(), key=lambda rw: int(rw[0])))
 
     def values(self, key, drv, metric):
         """The metric's values by round, or None if a round failed."""
@@ -99,6 +120,8 @@ class Results:
     def ratio(self, key, metric, lat):
         a = self.values(key, 'sroce', metric)
         b = self.values(key, 'rxe', metric)
+        if a is None or b is None:
+            return 'fail'
         if not a or not b:
             return '-'
         r = [(b[k] / a[k] if lat else a[k] / b[k])
@@ -107,7 +130,10 @@ class Results:
 
 
 def per_round(a, b, f):
-    """f(a[r], b[r]) for every round r both have, both above 0."""
+    """f(a[r], b[r]) for every round r both have, both above 0; None when
+    either side failed."""
+    if a is None or b is None:
+        return None
     if not a or not b:
         return []
     return [f(a[r], b[r]) for r in a if r in b and a[r] > 0 and b[r] > 0]
@@ -130,7 +156,10 @@ def targets(res):
     out = []
 
     def judge(what, v, goal, unit):
-        if v:
+        if v is None:
+            out.append((what, 'a run failed, goal ' + num(goal, 3) + unit,
+                        'fail'))
+        elif v:
             out.append((what, with_unit(v, unit) + ', goal ' +
                         num(goal, 3) + unit,
                         'met' if median(v) >= goal else 'MISSED'))
@@ -239,25 +268,26 @@ def matrix(args):
         metric = 'lat_typ' if lat else 'bw_avg'
         cells = []
         for _, res in cols:
-            a = res.median(key, 'sroce', metric)
-            b = res.median(key, 'rxe', metric)
-            if a is None and b is None:
+            a, b = (res.median(key, d, metric) for d in DRIVERS)
+            fa, fb = (res.values(key, d, metric) is None for d in DRIVERS)
+            if a is None and b is None and not fa and not fb:
                 cells.append('-')
                 continue
             r = '-' if key[0] in BASELINES else res.ratio(key, metric, lat)
             cells.append('%s, %s / %s' % (
-                r if r == '-' else r.replace(' ', 'x ', 1) if ' ' in r
-                else r + 'x',
-                '-' if a is None else num(a, 3),
-                '-' if b is None else num(b, 3)))
+                r if r in ('-', 'fail') else r.replace(' ', 'x ', 1)
+                if ' ' in r else r + 'x',
+                'fail' if fa else '-' if a is None else num(a, 3),
+                'fail' if fb else '-' if b is None else num(b, 3)))
         out.append('| %s | %s | %s | %s |' % (key + (' | '.join(cells),)))
     out.append('')
     # The targets, one row each, a column per directory.
     goals = OrderedDict()
     for i, (_, res) in enumerate(cols):
         for what, shown, verdict in targets(res):
-            goals.setdefault(what, [''] * len(cols))[i] = '%s: %s' % (
-                verdict, shown.split(', goal')[0])
+            goals.setdefault(what, [''] * len(cols))[i] = (
+                'fail' if verdict == 'fail' else
+                '%s: %s' % (verdict, shown.split(', goal')[0]))
     if goals:
         out.append('| target | ' + ' | '.join(lb for (lb, _), _ in cols) +
                    ' |')
@@ -265,6 +295,12 @@ def matrix(args):
         for what, cells in goals.items():
             out.append('| %s | %s |' % (what, ' | '.join(c or '-'
                                                         for c in cells)))
+        out.append('')
+    for (lb, _), res in cols:
+        for run in sorted(res.causes):
+            out.append('Failed: %s, %s: %s.' % (lb, ' '.join(run),
+                                               res.failed(run[:3], run[3])))
+    if any(res.causes for _, res in cols):
         out.append('')
     rounds = sorted({len(res.rounds) for _, res in cols})
     out.append('Rounds per column: %s. Cells: median of the per-round '
@@ -299,6 +335,14 @@ SELFTEST = """\
 2 ib_read_bw 65536 two sroce fail -
 1 udp_lat 2 two sroce lat_typ 200
 2 udp_lat 2 two rxe lat_typ 100
+1 ib_read_bw 65536 one sroce bw_avg 500
+1 ib_read_bw 65536 one rxe bw_avg 100
+2 ib_read_bw 65536 one sroce bw_avg 0
+2 ib_read_bw 65536 one rxe bw_avg 100
+3 ib_read_bw 65536 one sroce bw_avg 0.00
+3 ib_read_bw 65536 one rxe bw_avg 100
+1 ib_send_lat 2 two sroce lat_typ 10
+1 ib_send_lat 2 two rxe fail vm-timeout
 """
 SELFTEST_WANT = (
     'ib_write_bw 64 KiB, one guest, sroce/rxe       '
@@ -313,8 +357,18 @@ SELFTEST_WANT = (
     '| ib_write_bw-q4 | 65536 | one | -, 300 / - |',
     '| ib_write_bw 64 KiB, two guests, % of TCP | MISSED: 58.3% '
     '(50%..66.7%) |',
-    '| ib_read_bw | 65536 | two | - |',
+    '| ib_read_bw | 65536 | two | fail, fail / - |',
     '| udp_lat | 2 | two | -, 200 / 100 |',
+    # A round of 0 is a failure, not a round left out: never "met: 5x".
+    '| ib_read_bw | 65536 | one | fail, fail / 100 |',
+    '| ib_send_lat | 2 | two | fail, 10 / fail |',
+    'ib_send_lat 2 B, two guests, rxe/sroce         '
+    'a run failed, goal 2x                  fail',
+    '| ib_send_lat 2 B, two guests, rxe/sroce | fail |',
+    'Failed: 6.1, MTU 9000, ib_read_bw 65536 one sroce: round 2: bw_avg 0; '
+    'round 3: bw_avg 0.00.',
+    'Failed: 6.1, MTU 9000, ib_send_lat 2 two rxe: round 1: vm-timeout.',
+    'Failed: 6.1, MTU 9000, ib_read_bw 65536 two sroce: round 2: failed.',
 )
 
 
@@ -483,6 +537,13 @@ def main():
 
     if sweep:
         table(res, sweep, 'size sweep (bandwidth by message size)', out)
+
+    if res.causes:
+        out.append('failed runs (a "fail" above; its cause, by round)')
+        for run in sorted(res.causes):
+            out.append('  %-40s %s' % (' '.join(run),
+                                       res.failed(run[:3], run[3])))
+        out.append('')
 
     # Counters: totals over the rounds; only runs where one moved.
     ctr = []

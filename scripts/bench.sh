@@ -97,6 +97,20 @@ IFS=, read -ra SETS <<<"$sets"
 for s in "${SETS[@]}"; do [[ $s =~ ^(core|base|sweep|qps)$ ]] || usage; done
 has_set() { [[ ,$sets, == *,$1,* ]]; }
 
+# vm_broken LOG: why vm-run's guests (its "vmN: rc=R time=T VERDICT" lines
+# in LOG) give no figures: vm-splat, vm-timeout, vm-rc=R (perf.sh exits 0
+# or 1), vm-no-log; nothing when they ran to the end cleanly.
+vm_broken() {
+	awk '/^vm[0-9]+: rc=/ {
+		rc = substr($2, 4)
+		if ($3 ~ /^time=timeout/) why = "vm-timeout"
+		else if ($0 ~ / SPLAT \(/) why = "vm-splat"
+		else if ($0 ~ / no console log \(/) why = "vm-no-log"
+		else if (rc != "0" && rc != "1") why = "vm-rc=" rc
+		if (why != "") { print why; exit }
+	}' "$1" 2>/dev/null
+}
+
 # The runs of each setup. The core runs come first: when the first run
 # of a guest fails, it tries no other.
 CORE_CSV=${BENCH_RUNS:-ib_write_bw 65536,ib_read_bw 65536,ib_send_bw 65536,ib_send_lat 2,ib_send_lat 64,ib_write_lat 2,ib_write_lat 64}
@@ -197,15 +211,22 @@ for ((round = 1; round <= rounds; round++)); do
 			fi
 			echo "$round $setup $drv after $(cat /proc/loadavg)" >>"$load"
 			echo "bench: round $round, $setup, $drv: $status ($(($(date +%s) - s)) s)"
+			# A guest that splatted, timed out or died gives no
+			# figures at all (perf.sh's own exit 1 is a run that
+			# failed, recorded as such).
+			broken=$(vm_broken "$dir.log")
+			[ "$status" != 'not built' ] || broken=not-built
 			for r in "${RUNS[@]}"; do
 				[ -n "$r" ] || continue
 				line=$(grep -s "^$r $setup $drv " "$dir/vm0/bench.txt")
-				if [ -n "$line" ]; then
+				if [ -n "$broken" ]; then
+					echo "$round $r $setup $drv fail $broken" >>"$results"
+				elif [ -n "$line" ]; then
 					while IFS= read -r l; do
 						echo "$round $l"
 					done <<<"$line" >>"$results"
 				else
-					echo "$round $r $setup $drv fail -" >>"$results"
+					echo "$round $r $setup $drv fail missing" >>"$results"
 				fi
 			done
 		done

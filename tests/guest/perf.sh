@@ -17,8 +17,9 @@
 # packets), oos (sroce: rx_out_of_sequence; rdma_rxe: out_of_seq_request),
 # drops (sroce only: tx_drops and every rx_drop_*; rdma_rxe has no such
 # counter) and nic_drops (eth0's rx_dropped + tx_dropped). A run that
-# failed gives "TEST SIZE SETUP DRIVER fail -", never a number. When the
-# first run fails the rest are not tried.
+# failed gives "TEST SIZE SETUP DRIVER fail CAUSE" (exit=N, no-figure,
+# setup, first-run-failed), never a number. When the first run fails the
+# rest are not tried.
 # Besides perftest's tools, a run's TOOL may be
 #   ib_*_bw-qN  that tool with -q N (N QPs)
 #   tcp_bw, udp_bw  qperf over TCP or UDP with SIZE-byte messages (a qperf
@@ -76,7 +77,8 @@ show() {
 }
 
 record() { [ "$me" != 0 ] || echo "$*" >>"$out"; }
-record_fail() { record "$1 $2 $SETUP $DRIVER fail -"; }
+# record_fail TOOL SIZE CAUSE: CAUSE one word, e.g. exit=1.
+record_fail() { record "$1 $2 $SETUP $DRIVER fail $3"; }
 
 # parse TOOL SIZE LOG: the result lines for one perftest client output.
 parse() {
@@ -211,7 +213,7 @@ if [ "$SETUP" = two ]; then
 	[ "$(first_line "$RDMA_SYNC/setup.$RDMA_PEER")" = 1 ] || ok=0
 fi
 if [ $ok = 0 ]; then
-	for r in "${ALL[@]}"; do record "$r $SETUP $DRIVER fail -"; done
+	for r in "${ALL[@]}"; do record "$r $SETUP $DRIVER fail setup"; done
 	[ -z "$qpid" ] || kill "$qpid"
 	exit 1
 fi
@@ -230,7 +232,7 @@ for i in "${!ALL[@]}"; do
 	read -r tool size <<<"${ALL[$i]}"
 	secs=${ALL_SECS[$i]}
 	if [ $failed = 1 ]; then
-		record_fail "$tool" "$size"	# the first run failed: skip
+		record_fail "$tool" "$size" first-run-failed	# skipped
 		continue
 	fi
 	name="$tool $size $SETUP $DRIVER"
@@ -295,7 +297,11 @@ for i in "${!ALL[@]}"; do
 			done <<<"$res"
 			echo "# $name: $(echo "$res" | tr '\n' ' ')"
 		else
-			record_fail "$tool" "$size"
+			if [ "$rc" = 0 ]; then
+				record_fail "$tool" "$size" no-figure
+			else
+				record_fail "$tool" "$size" "exit=$rc"
+			fi
 			echo "# $name: no result (exit $rc), see $log"
 			# (pair has shown the end of the log already)
 			if [ "$SETUP" = one ]; then
