@@ -28,7 +28,7 @@ set -u
 ROUNDS=${1:-10}
 ACTIONS=(kill link-delete rmmod vlan-del mtu addr-del)
 [ $# -le 1 ] || ACTIONS=("${@:2}")
-# VLAN 7 only when an action needs it (the debug kernel has no 8021q).
+# VLAN 7 only when an action needs it.
 VLAN=0
 for a in "${ACTIONS[@]}"; do [ "$a" != vlan-del ] || VLAN=1; done
 tool=$SROCE_TREE/tools/sroce-integrity
