@@ -497,6 +497,7 @@ void sroce_req_rewind(struct sroce_qp *qp, u32 psn)
 				      qp->pmtu;
 		}
 		qp->req.psn = psn;
+		sroce_qp_count(qp, SROCE_CNT_REWINDS, 1);
 		return;
 	}
 }
@@ -962,6 +963,7 @@ enum hrtimer_restart sroce_req_timer(struct hrtimer *t)
 			 * time out again. Resend a little, grow on ACKs.
 			 */
 			qp->req.cwnd = SROCE_WINDOW_MIN;
+			sroce_qp_count(qp, SROCE_CNT_WINDOW_CUTS, 1);
 			sroce_req_rewind(qp, qp->req.una_psn);
 		}
 	} else {

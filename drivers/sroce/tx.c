@@ -234,6 +234,7 @@ void sroce_tx_work(struct work_struct *w)
 	struct sroce_qp *qp = container_of(to_delayed_work(w), struct sroce_qp,
 					   tx_work);
 
+	sroce_qp_count(qp, SROCE_CNT_TX_WORK_RUNS, 1);
 	local_bh_disable();
 	sroce_qp_run(qp);
 	local_bh_enable();

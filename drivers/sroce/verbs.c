@@ -213,6 +213,9 @@ static const struct rdma_stat_desc sroce_counter_desc[SROCE_CNT_NUM] = {
 	[SROCE_CNT_TX_NO_ROUTE].name		= "tx_no_route",
 	[SROCE_CNT_TX_BATCHES].name		= "tx_batches",
 	[SROCE_CNT_TX_REFUSED].name		= "tx_refused",
+	[SROCE_CNT_WINDOW_CUTS].name		= "window_cuts",
+	[SROCE_CNT_REWINDS].name		= "rewinds",
+	[SROCE_CNT_TX_WORK_RUNS].name		= "tx_work_runs",
 };
 
 static struct rdma_hw_stats *sroce_alloc_port_stats(struct ib_device *ib,

@@ -483,6 +483,8 @@ static void compqp_rewind(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, qp->req.cur, 3U);
 	KUNIT_EXPECT_EQ(test, qp->req.off, 0U);
 	KUNIT_EXPECT_EQ(test, qp->req.psn, 206U);
+	/* Four went back; the last one did not, and is not counted. */
+	KUNIT_EXPECT_EQ(test, sroce_counter_read(fx->sdev, SROCE_CNT_REWINDS), 4);
 
 	/* A rewind completes nothing; an ACK takes the local WQE along. */
 	KUNIT_EXPECT_EQ(test, qp->sq.cons, 0U);
