@@ -47,9 +47,10 @@ check-all:
 
 # perftest with sroce and with rdma_rxe of the same kernel in the same VM
 # setups, alternating, and the sroce/rxe ratio of each figure:
-# make bench KERNEL=6.1|6.12|7.2.
+# make bench KERNEL=6.1|6.12|7.2 [MTU=N] [LOAD=idle|host:N|guest:N].
 bench:
-	scripts/bench.sh --kernel $(or $(KERNEL),6.1) $(if $(MTU),--mtu $(MTU))
+	scripts/bench.sh --kernel $(or $(KERNEL),6.1) $(if $(MTU),--mtu $(MTU)) \
+		$(if $(LOAD),--load $(LOAD))
 
 # make bench on every kernel at netdev MTU 1500 and 9000 (hours under TCG:
 # BENCH_SET and --rounds as for make bench), then one Markdown table of
@@ -77,6 +78,7 @@ dkms-deb:
 	scripts/dkms-deb.sh
 
 # Build, boot two VMs, move RDMA traffic with sroce and with rdma_rxe:
-# make demo [KERNEL=6.1|6.12|7.2] [MTU=N].
+# make demo [KERNEL=6.1|6.12|7.2] [MTU=N] [LOAD=idle|host:N|guest:N].
 demo:
-	scripts/demo.sh --kernel $(or $(KERNEL),6.1) $(if $(MTU),--mtu $(MTU))
+	scripts/demo.sh --kernel $(or $(KERNEL),6.1) $(if $(MTU),--mtu $(MTU)) \
+		$(if $(LOAD),--load $(LOAD))

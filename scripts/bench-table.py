@@ -33,7 +33,9 @@ BASE_RUNS = (('tcp_bw', '65536'), ('udp_bw', '65507'), ('udp_lat', '2'),
 MATRIX_BASE = (('tcp_bw', '65536'), ('udp_lat', '2'))
 # Counter metrics of tests/guest/perf.sh, as shown.
 COUNTERS = (('retrans', 'retrans'), ('oos', 'oos'), ('drops', 'drops'),
-            ('nic_drops', 'nic'))
+            ('nic_drops', 'nic'), ('rnr', 'rnr'), ('txdrops', 'txdrop'),
+            ('timeouts', 'tmo'), ('cuts', 'cut'), ('rewinds', 'rew'),
+            ('work', 'work'))
 # A run's result: a round where one of these is 0 or less failed.
 PRIMARY = ('bw_avg', 'lat_typ')
 
@@ -234,8 +236,11 @@ def label(d):
                 conf[k] = v
     except OSError:
         return os.path.basename(os.path.normpath(d)), conf
-    return '%s, MTU %s' % (conf.get('kernel', '?'),
-                           conf.get('mtu') or '1500'), conf
+    name = '%s, MTU %s' % (conf.get('kernel', '?'), conf.get('mtu') or '1500')
+    # bench.sh --load: idle unless it says otherwise (older runs do not).
+    if conf.get('load', 'idle') != 'idle':
+        name += ', ' + conf['load']
+    return name, conf
 
 
 def column(arg):
@@ -244,7 +249,8 @@ def column(arg):
     dirs = arg.split('+')
     labels = {label(d)[0] for d in dirs}
     if len(labels) > 1:
-        sys.exit('bench-table: %s: one column, several kernels or MTUs: %s'
+        sys.exit('bench-table: %s: one column, several kernels, MTUs or '
+                 'loads: %s'
                  % (arg, ', '.join(sorted(labels))))
     return (label(dirs[0]), Results(*[os.path.join(d, 'results.txt')
                                       for d in dirs]))
@@ -409,7 +415,9 @@ def selftest():
             matrix(['+'.join(parts)])
         refused = []
         for arg, conf in (('+'.join([d] + parts[:1]), None),
-                          ('+'.join(parts), 'kernel=7.2\nmtu=9000\n')):
+                          ('+'.join(parts), 'kernel=7.2\nmtu=9000\n'),
+                          ('+'.join(parts),
+                           'kernel=6.1\nmtu=9000\nload=host:2\n')):
             if conf:
                 with open(os.path.join(parts[1], 'conf.txt'), 'w',
                           encoding='utf-8') as f:
@@ -426,8 +434,9 @@ def selftest():
         print('bench-table selftest: the joined column differs:\n%s'
               % joined.getvalue())
         flat += ' (join differs)'
-    want_refused = ('is in both', 'several kernels or MTUs')
-    for w, r in zip(want_refused, refused + [''] * 2):
+    want_refused = ('is in both', '6.1, MTU 9000, 7.2, MTU 9000',
+                    '6.1, MTU 9000, 6.1, MTU 9000, host:2')
+    for w, r in zip(want_refused, refused + [''] * 3):
         if w not in r:
             print('bench-table selftest: not refused (%s): %r' % (w, r))
             flat += ' (not refused)'
@@ -441,7 +450,7 @@ def selftest():
         if what in flat:
             bad.append(what)
     print(got if bad else 'bench-table selftest: %d checks passed'
-          % (len(SELFTEST_WANT) + 4))
+          % (len(SELFTEST_WANT) + 5))
     sys.exit(1 if bad else 0)
 
 
@@ -545,21 +554,25 @@ def main():
                                        res.failed(run[:3], run[3])))
         out.append('')
 
-    # Counters: totals over the rounds; only runs where one moved.
+    # Counters: totals over the rounds; only runs where one moved, and in
+    # a run only the counters that moved.
     ctr = []
     tot = {d: [0] * len(COUNTERS) for d in DRIVERS}
+    has = {d: [False] * len(COUNTERS) for d in DRIVERS}
     for k in keys:
         row, moved = [], False
         for d in DRIVERS:
             c = []
-            for i, (m, _) in enumerate(COUNTERS):
+            for i, (m, short) in enumerate(COUNTERS):
                 v = [c[m] for c in res.runs[k].get(d, {}).values()
                      if c is not None and m in c]
                 s = sum(v)
                 tot[d][i] += s
+                has[d][i] = has[d][i] or bool(v)
                 moved = moved or s != 0
-                c.append('%s %d' % (COUNTERS[i][1], s) if v else '')
-            row.append(' '.join(x for x in c if x) or '-')
+                if s:
+                    c.append('%s %d' % (short, s))
+            row.append(' '.join(c) or '-')
         if moved:
             ctr.append('%-15s %7s %-5s  sroce: %s | rxe: %s'
                        % (k + tuple(row)))
@@ -567,13 +580,16 @@ def main():
                'packets sent again (retransmits),')
     out.append('  rxe retries, each resending from the first unacked PSN '
                '(completer_retry_err); oos: out-of-sequence')
-    out.append('  packets received; drops: sroce tx_drops + rx_drop_*; '
-               'nic: eth0 drops)')
+    out.append('  packets received; rnr: RNR NAKs sent and received; nic: '
+               'eth0 drops; sroce only: drops:')
+    out.append('  tx_drops + rx_drop_*; txdrop: tx_drops; tmo: '
+               'ack_timeouts; cut: window_cuts; rew: rewinds;')
+    out.append('  work: tx_work_runs)')
     out.extend(ctr or ['  none moved in any run'])
     out.append('  totals: ' + ' | '.join(
         '%s: %s' % (d, ' '.join('%s %d' % (COUNTERS[i][1], tot[d][i])
                                 for i in range(len(COUNTERS))
-                                if d == 'sroce' or COUNTERS[i][0] != 'drops'))
+                                if has[d][i]) or '-')
         for d in DRIVERS))
     out.append('')
     out.append('ratio > 1: sroce is better (more bandwidth, less latency); '

@@ -20,6 +20,7 @@ usage() {
 usage: bench.sh [--kernel 6.1|6.12|7.2] [--rounds N] [--drivers sroce,rxe]
                 [--setups one,two] [--set all|core,base,sweep,qps]
                 [--out DIR] [--timeout SEC] [--mtu N]
+                [--load idle|host:N|guest:N]
   --kernel   the guests' kernel (default 6.1); both drivers run on it
   --rounds   rounds of every driver in every setup (default 5)
   --drivers  which drivers, in round 1's order (default sroce,rxe)
@@ -41,6 +42,15 @@ usage: bench.sh [--kernel 6.1|6.12|7.2] [--rounds N] [--drivers sroce,rxe]
              when --mtu is given)
   --timeout  limit of one VM run, boot included (default 900)
   --mtu      the guests' netdev MTU (default: the link's, 1500)
+  --load     what else the machine does meanwhile (default idle):
+             host:N   N CPU-bound processes on the host from the first
+                      boot to the last: the guests' vCPUs lose time to
+                      them, as to the neighbours on an oversubscribed
+                      hypervisor (steal time)
+             guest:N  N CPU-bound processes at normal priority in each
+                      guest through its runs: a busy machine
+             Both drivers run under the same load; OUT gets -host-N or
+             -guest-N
   The guest reads BENCH_SECS (bandwidth run length, default 5), BENCH_ITERS
   (latency iterations, default 1000) and BENCH_TIMEOUT (limit of one
   run, default 60) from the environment of this script, and
@@ -62,7 +72,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
 
 rounds=5 drivers=sroce,rxe setups=one,two out='' vm_timeout=900 kernel=6.1
-mtu='' sets=${BENCH_SET:-all}
+mtu='' sets=${BENCH_SET:-all} bload=idle
 while [ $# -gt 0 ]; do
 	[ $# -ge 2 ] || usage
 	case $1 in
@@ -74,6 +84,7 @@ while [ $# -gt 0 ]; do
 	--out) out=$2 ;;
 	--timeout) vm_timeout=$2 ;;
 	--mtu) mtu=$2 ;;
+	--load) bload=$2 ;;
 	*) usage ;;
 	esac
 	shift 2
@@ -90,7 +101,10 @@ IFS=, read -ra SETUPS <<<"$setups"
 for d in "${DRIVERS[@]}"; do [[ $d =~ ^(sroce|rxe)$ ]] || usage; done
 [[ $kernel =~ ^(6\.1|6\.12|7\.2)$ ]] || usage
 [ -z "$mtu" ] || [[ $mtu =~ ^[1-9][0-9]{2,4}$ ]] || usage
-: "${out:=$top/build/bench/$kernel${mtu:+-$mtu}}"
+[[ $bload =~ ^(idle|(host|guest):[1-9][0-9]?)$ ]] || usage
+lsuffix=''
+[ "$bload" = idle ] || lsuffix=-${bload/:/-}
+: "${out:=$top/build/bench/$kernel${mtu:+-$mtu}$lsuffix}"
 for s in "${SETUPS[@]}"; do [[ $s =~ ^(one|two)$ ]] || usage; done
 [ "$sets" != all ] || sets=core,base,sweep,qps
 IFS=, read -ra SETS <<<"$sets"
@@ -109,6 +123,26 @@ vm_broken() {
 		else if (rc != "0" && rc != "1") why = "vm-rc=" rc
 		if (why != "") { print why; exit }
 	}' "$1" 2>/dev/null
+}
+
+# cpu_now: "BUSY STEAL TOTAL OURS", the host's CPU time in clock ticks
+# (/proc/stat: busy, stolen by this machine's own hypervisor, all) and
+# what this script's finished children used (the guests' QEMUs: vm-run.sh
+# waits for them, this script for vm-run.sh).
+cpu_now() {
+	awk '$1 == "cpu" { b = $2 + $3 + $4 + $7 + $8; st = $9
+		t = $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }
+	END { printf "%d %d %d ", b, st, t }' /proc/stat
+	awk '{ sub(/^.*\) /, ""); print $14 + $15 }' /proc/$$/stat
+}
+# cpu_share BEFORE AFTER: "other=P steal=S": the share (%) of all the
+# host's CPUs that other processes than the guests used between the two,
+# and that this machine's hypervisor took.
+cpu_share() {
+	echo "$1 $2" | awk '{ t = $7 - $3
+		if (t <= 0) { print "other=? steal=?"; exit }
+		o = ($5 - $1) - ($8 - $4); if (o < 0) o = 0
+		printf "other=%.0f steal=%.0f\n", 100 * o / t, 100 * ($6 - $2) / t }'
 }
 
 # The runs of each setup. The core runs come first: when the first run
@@ -147,6 +181,7 @@ genv=(env "BENCH_SECS=${BENCH_SECS:-5}" "BENCH_ITERS=${BENCH_ITERS:-1000}"
 	"BENCH_TIMEOUT=${BENCH_TIMEOUT:-60}"
 	"BENCH_SWEEP_SECS=${BENCH_SWEEP_SECS:-2}" "BENCH_SWEEP_SIZES=$SWEEP_SIZES"
 	"BENCH_SHOW=${BENCH_SHOW:-0}" "BENCH_MTU=$mtu")
+[[ $bload != guest:* ]] || genv+=("BENCH_LOAD_GUEST=${bload#guest:}")
 
 mkdir -p "$out"
 out=$(realpath "$out")
@@ -157,6 +192,7 @@ results=$out/results.txt load=$out/load.txt
 {
 	echo "kernel=$kernel"
 	echo "mtu=${mtu:-1500}"
+	echo "load=$bload"
 	echo "rounds=$rounds"
 	echo "sets=$sets"
 	echo "setups=$setups"
@@ -178,6 +214,20 @@ if has_set base; then
 		echo "bench: tools/sroce-memcpy did not build (see $out/build.log)"
 fi
 
+# --load host:N: the hogs start after the build and stop when this script
+# ends, however it ends.
+hogs=()
+stop_hogs() { [ ${#hogs[@]} = 0 ] || kill "${hogs[@]}" 2>/dev/null; }
+trap stop_hogs EXIT
+trap 'exit 130' INT TERM
+if [[ $bload == host:* ]]; then
+	for ((h = 0; h < ${bload#host:}; h++)); do
+		sh -c 'while :; do :; done' &
+		hogs+=($!)
+	done
+	echo "bench: ${#hogs[@]} CPU-bound processes on the host for the whole run"
+fi
+
 for ((round = 1; round <= rounds; round++)); do
 	# ABBA: every other round takes the drivers in reverse order.
 	order=("${DRIVERS[@]}")
@@ -195,6 +245,7 @@ for ((round = 1; round <= rounds; round++)); do
 			[ "$setup" = one ] || vms=2
 			s=$(date +%s)
 			echo "$round $setup $drv before $(cat /proc/loadavg)" >>"$load"
+			c0=$(cpu_now)
 			if [ "$drv" = sroce ] && [ $built = 0 ]; then
 				echo "bench: round $round, $setup, $drv: not built"
 				status='not built'
@@ -210,6 +261,7 @@ for ((round = 1; round <= rounds; round++)); do
 				status=$(tail -n1 "$dir.log")
 			fi
 			echo "$round $setup $drv after $(cat /proc/loadavg)" >>"$load"
+			echo "$round $setup $drv cpu $(cpu_share "$c0" "$(cpu_now)")" >>"$load"
 			echo "bench: round $round, $setup, $drv: $status ($(($(date +%s) - s)) s)"
 			# A guest that splatted, timed out or died gives no
 			# figures at all (perf.sh's own exit 1 is a run that
@@ -235,6 +287,11 @@ done
 
 # --- the table ---------------------------------------------------------------
 {
+	case $bload in
+	idle) echo "load: idle (nothing else started; the host's load below)" ;;
+	host:*) echo "load: $bload (${bload#host:} CPU-bound processes on the host, from the first boot to the last)" ;;
+	guest:*) echo "load: $bload (${bload#guest:} CPU-bound processes in each guest, through its runs)" ;;
+	esac
 	python3 "$here/bench-table.py" "$results" "$CORE_CSV"
 	# The host's load around the guests (2 cores; another user's work
 	# shows here): the 1-minute average, median (min..max).
@@ -246,7 +303,19 @@ done
 				v[1], v[n] }'
 		echo
 	done | paste -sd' ' | sed "s|^|host load (1-min average, $(nproc) cores) around $(grep -c ' before ' "$load") guest runs: |; s|\$|; OUT/load.txt|"
+	# What else ran on the host while the guests did (--load host:N's
+	# processes included), as a share of all its CPUs.
+	for k in other steal; do
+		sed -n "s/.* cpu .*$k=\([0-9]*\).*/\1/p" "$load" | sort -g |
+			awk -v k=$k '{ v[++n] = $1 }
+			END { if (n) printf "%s %s%% (%s..%s)", k,
+				n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2,
+				v[1], v[n] }'
+		echo
+	done | paste -sd' ' | sed "s|^|host CPU while the guests ran, median (min..max) of $(nproc) cores' time: |; s|other|other processes|; s|steal|stolen by its hypervisor|"
 } | tee "$out/table.txt"
+stop_hogs
+hogs=()
 python3 "$here/bench-plot.py" "$results" "$out/table.svg" \
 	"sroce / rdma_rxe on $kernel${mtu:+, MTU $mtu}" &&
 	echo "bench: chart in $out/table.svg"

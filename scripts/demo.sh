@@ -8,27 +8,34 @@
 # the device's counters. Then the same perftest runs with the kernel's own
 # rdma_rxe in the same setup, and a table sroce vs rdma_rxe (also as
 # build/demo/table.svg).
-#   demo.sh [--kernel 6.1|6.12|7.2] [--mtu N]
+#   demo.sh [--kernel 6.1|6.12|7.2] [--mtu N] [--load idle|host:N|guest:N]
 # The kernel is one of the check's matrix (default 6.1, the host's own
 # Debian 12 kernel; 6.12 and 7.2 come with their distribution's userland);
-# --mtu sets the guests' netdev MTU (default 1500).
+# --mtu sets the guests' netdev MTU (default 1500); --load runs the demo on
+# a busy host or in busy guests (scripts/bench.sh --load). The demo says
+# when other work on the host took a share of its CPUs meanwhile.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
 out=$top/build/demo
-kernel=6.1 mtu=''
-usage() { echo "usage: demo.sh [--kernel 6.1|6.12|7.2] [--mtu N]" >&2; exit 2; }
+kernel=6.1 mtu='' load=idle
+usage() {
+	echo "usage: demo.sh [--kernel 6.1|6.12|7.2] [--mtu N] [--load idle|host:N|guest:N]" >&2
+	exit 2
+}
 while [ $# -gt 0 ]; do
 	[ $# -ge 2 ] || usage
 	case $1 in
 	--kernel) kernel=$2 ;;
 	--mtu) mtu=$2 ;;
+	--load) load=$2 ;;
 	*) usage ;;
 	esac
 	shift 2
 done
 [[ $kernel =~ ^(6\.1|6\.12|7\.2)$ ]] || usage
 [ -z "$mtu" ] || [[ $mtu =~ ^[1-9][0-9]{2,4}$ ]] || usage
+[[ $load =~ ^(idle|(host|guest):[1-9][0-9]?)$ ]] || usage
 
 t0=$(date +%s)
 stage() { echo "demo [$1/5] $2 ($(($(date +%s) - t0)) s)"; }
@@ -55,7 +62,7 @@ rc=0
 BENCH_RUNS="ib_write_bw 4096,ib_write_bw 65536,ib_read_bw 65536,ib_send_bw 4096,ib_send_bw 65536,ib_send_lat 2,ib_write_lat 2" \
 	BENCH_SHOW=1 BENCH_SECS=${BENCH_SECS:-3} BENCH_ITERS=${BENCH_ITERS:-300} \
 	"$here/bench.sh" --kernel "$kernel" --rounds 1 --setups two --set core \
-	--out "$out" ${mtu:+--mtu "$mtu"} 2>&1 | tee "$out.log" |
+	--out "$out" ${mtu:+--mtu "$mtu"} --load "$load" 2>&1 | tee "$out.log" |
 	sed -n 's/^bench: round 1, two,/demo:/p' || rc=$?
 # A guest that failed (rping included) or left a kernel splat fails the demo.
 [ "$(grep -c '^bench: round.*: vm-run: PASS' "$out.log")" = 2 ] || rc=1
@@ -69,6 +76,15 @@ done
 echo "==================== perftest between the guests ===================="
 cat "$out/table.txt" 2>/dev/null || { echo "(no table: see $out.log)"; rc=1; }
 [ ! -f "$out/table.svg" ] || echo "chart: $out/table.svg"
+# Other work on the host while the guests ran (bench.sh's OUT/load.txt):
+# the figures are then a busy machine's, whatever --load said.
+busy=$(sed -n 's/.* cpu other=\([0-9]*\).*/\1/p' "$out/load.txt" 2>/dev/null |
+	sort -g | tail -n1)
+if [ "${busy:-0}" -ge 20 ]; then
+	echo "demo: the host was busy: other processes took up to $busy% of its $(nproc) CPUs while the guests ran$([ "$load" = idle ] || echo " (--load $load)"); compare with an idle run (scripts/bench.sh --load)"
+else
+	echo "demo: the host was otherwise idle while the guests ran (other processes: at most ${busy:-?}% of its $(nproc) CPUs)"
+fi
 # Every run must have given a number, and rping must have verified.
 if grep -q ' fail ' "$out/results.txt" 2>/dev/null; then
 	echo "demo: some runs failed (marked fail above); logs in $out"

@@ -15,8 +15,11 @@
 # counters over the run, summed over the guests: retrans (sroce:
 # retransmits; rdma_rxe: completer_retry_err, which counts retries, not
 # packets), oos (sroce: rx_out_of_sequence; rdma_rxe: out_of_seq_request),
-# drops (sroce only: tx_drops and every rx_drop_*; rdma_rxe has no such
-# counter) and nic_drops (eth0's rx_dropped + tx_dropped). A run that
+# rnr (RNR NAKs sent and received; rdma_rxe: send_rnr_err + rcvd_rnr_err),
+# nic_drops (eth0's rx_dropped + tx_dropped) and, sroce only (rdma_rxe has
+# no such counters), drops (tx_drops and every rx_drop_*), txdrops
+# (tx_drops), timeouts (ack_timeouts), cuts (window_cuts), rewinds and
+# work (tx_work_runs). A run that
 # failed gives "TEST SIZE SETUP DRIVER fail CAUSE" (exit=N, no-figure,
 # setup, first-run-failed), never a number. When the first run fails the
 # rest are not tried.
@@ -35,10 +38,12 @@
 # replaces the runs above (set but empty: none of them). The runs of
 # every tool in BENCH_SWEEP_TOOLS at every size in BENCH_SWEEP_SIZES (both
 # space-separated; none by default) follow, BENCH_SWEEP_SECS (default 2)
-# seconds each. BENCH_MTU sets eth0's MTU before the device is created. BENCH_SHOW=1 (two guests;
-# scripts/demo.sh) also shows, in $SROCE_OUT/show.log of VM0, the device
-# through rdma-core first, and after the runs an rping whose client
-# verifies every buffer and the device's counters.
+# seconds each. BENCH_MTU sets eth0's MTU before the device is created.
+# BENCH_LOAD_GUEST=N runs N CPU-bound processes beside the runs.
+# BENCH_SHOW=1 (two guests; scripts/demo.sh) also shows, in
+# $SROCE_OUT/show.log of VM0, the device through rdma-core first, and
+# after the runs an rping whose client verifies every buffer and the
+# device's counters.
 set -u
 here=$(dirname "$0")
 # shellcheck source=tests/guest/lib.sh
@@ -157,9 +162,16 @@ counters() {
 				drops = d["tx_drops"]
 				for (k in d) if (k ~ /^rx_drop_/) drops += d[k]
 				print "drops", drops + 0
+				print "txdrops", d["tx_drops"] + 0
+				print "timeouts", d["ack_timeouts"] + 0
+				print "cuts", d["window_cuts"] + 0
+				print "rewinds", d["rewinds"] + 0
+				print "work", d["tx_work_runs"] + 0
+				print "rnr", d["rx_rnr_naks"] + d["tx_rnr_naks"]
 			} else {
 				print "retrans", d["completer_retry_err"] + 0
 				print "oos", d["out_of_seq_request"] + 0
+				print "rnr", d["rcvd_rnr_err"] + d["send_rnr_err"]
 			}
 			print "nic_drops", d["eth_rx_dropped"] + d["eth_tx_dropped"]
 		}' "$@"
@@ -227,6 +239,14 @@ fi
 
 # --- runs ------------------------------------------------------------------
 mkdir -p "$RDMA_LOGS" "$RDMA_SYNC"
+# BENCH_LOAD_GUEST=N (bench.sh --load guest:N): N CPU-bound processes at
+# normal priority in this guest through every run, a busy machine.
+hogs=()
+for ((h = 0; h < ${BENCH_LOAD_GUEST:-0}; h++)); do
+	sh -c 'while :; do :; done' &
+	hogs+=($!)
+done
+[ ${#hogs[@]} = 0 ] || echo "# guest load: ${#hogs[@]} CPU-bound processes"
 first=1 failed=0 anyfail=0
 for i in "${!ALL[@]}"; do
 	read -r tool size <<<"${ALL[$i]}"
@@ -315,6 +335,8 @@ for i in "${!ALL[@]}"; do
 	first=0
 done
 [ -z "$qpid" ] || kill "$qpid"
+echo "# guest load average after the runs: $(cat /proc/loadavg)"
+[ ${#hogs[@]} = 0 ] || kill "${hogs[@]}"
 if [ "$SHOW" = 1 ]; then
 	# rdma_rxe's rping server can hang in its teardown after serving
 	# every ping (tests/guest/rc.sh); the client's verdict is the one
