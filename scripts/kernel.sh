@@ -101,6 +101,7 @@ rm -f "$dir/mods/lib/modules/$rel/vmlinuz"
 depmod -b "$dir/mods" "$rel"
 rm -rf "$root" "$dir/deb"
 
+mirror=$(suite_apt_mirror)
 log "building a $suite chroot with its compiler and linux-headers-$rel"
 # The registry's sid Release file can be past its Valid-Until date (a
 # snapshot): apt would refuse it, so that check is off here.
@@ -108,7 +109,7 @@ mmdebstrap --variant=minbase --mode=root --quiet \
 	--aptopt='APT::Install-Recommends "false"' \
 	--aptopt='Acquire::Check-Valid-Until "false"' \
 	--include="build-essential,sparse,kmod,dkms,linux-headers-$rel" \
-	"$suite" "$dir/chroot" http://deb.debian.org/debian >&2
+	"$suite" "$dir/chroot" "$mirror" >&2
 mkdir -p "$dir/chroot/mnt/build"
 [ -f "$dir/chroot/usr/src/linux-headers-$rel/Makefile" ] ||
 	{ log "no linux-headers-$rel in the chroot"; exit 1; }

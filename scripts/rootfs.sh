@@ -45,6 +45,9 @@ fi
 log() { echo "rootfs.sh($suite): $*" >&2; }
 start=$(date +%s)
 rm -rf "$dir"
+# shellcheck source=scripts/suite-apt.sh
+. "$here/suite-apt.sh"
+mirror=$(suite_apt_mirror)
 log "mmdebstrap of ${#PKGS[@]} packages (and what they need) into $dir"
 # The registry's sid Release file can be past its Valid-Until date (a
 # snapshot): apt would refuse it, so that check is off for the build.
@@ -53,7 +56,7 @@ mmdebstrap --variant=minbase --mode=root --quiet \
 	--aptopt='Acquire::Check-Valid-Until "false"' \
 	--include="$(IFS=,; echo "${PKGS[*]}")" \
 	--customize-hook='rm -f "$1"/etc/hostname' \
-	"$suite" "$dir" http://deb.debian.org/debian >&2
+	"$suite" "$dir" "$mirror" >&2
 # Mount points the guests need on a read-only root.
 mkdir -p "$dir/mnt" "$dir/sys/kernel/config" "$dir/lib/modules"
 du -sh "$dir" | awk '{ print "rootfs.sh: " $1 }' >&2

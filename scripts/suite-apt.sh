@@ -6,6 +6,23 @@
 
 suite_apt_dir() { echo "${SROCE_CACHE:-/var/cache/sroce}/apt-$1"; }
 
+# suite_apt_mirror: the Debian mirror the host's own apt sources take its
+# release's main from, which serves the other suites too; none is written
+# into the project. Fails when the host's apt sources name none.
+suite_apt_mirror() {
+	local codename m
+	codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+	# shellcheck disable=SC2016 # apt's format, not the shell's
+	m=$(apt-get indextargets --format '$(REPO_URI) $(RELEASE) $(COMPONENT) $(IDENTIFIER)' |
+		awk -v r="$codename" '$2 == r && $3 == "main" && $4 == "Packages" {
+			sub(/\/$/, "", $1); print $1; exit }')
+	[ -n "$m" ] || {
+		echo "suite-apt: no $codename main in the host's apt sources" >&2
+		return 1
+	}
+	echo "$m"
+}
+
 suite_apt_opts() {
 	local a
 	a=$(suite_apt_dir "$1")
@@ -17,10 +34,11 @@ suite_apt_opts() {
 
 # suite_apt_update SUITE: refresh the suite's lists once a day at most.
 suite_apt_update() {
-	local a
+	local a m
 	a=$(suite_apt_dir "$1")
+	m=$(suite_apt_mirror) || return 1
 	mkdir -p "$a/lists/partial" "$a/cache/archives/partial"
-	echo "deb http://deb.debian.org/debian $1 main" >"$a/sources.list"
+	echo "deb $m $1 main" >"$a/sources.list"
 	if [ -f "$a/stamp" ] && [ -z "$(find "$a/stamp" -mmin +1440)" ]; then
 		return 0
 	fi
