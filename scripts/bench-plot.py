@@ -7,12 +7,13 @@ RESULTS holds lines "ROUND TEST SIZE SETUP DRIVER METRIC VALUE" (METRIC
 bw_avg in MB/s, lat_typ in usec; "fail -" for a run without a number).
 When the results hold a size sweep (a bandwidth test at 3 sizes or more in
 one setup), the chart is bandwidth by message size, both axes log: a line
-for each such test and driver (sroce, rdma_rxe; qperf's tcp_bw as TCP, the
-median of the guests booted with either driver), a point per size at the
-median over rounds (a size where a round failed left out).
-Else one row per test, size and setup: a bar for each driver, scaled to the
-larger of the two (bandwidth and latency share one chart), the mean over
-rounds written on it, and the ratio (above 1: sroce better) at the end.
+for each such test and driver (sroce, rdma_rxe, siw; qperf's tcp_bw as
+TCP, the median of the guests booted with any driver), a point per size at
+the median over rounds (a size where a round failed left out).
+Else one row per test, size and setup: a bar for each driver that ran,
+scaled to the largest (bandwidth and latency share one chart), the mean
+over rounds written on it, and the ratio to rdma_rxe (above 1: sroce
+better) at the end.
 """
 import math
 import sys
@@ -20,6 +21,10 @@ from collections import OrderedDict
 from xml.sax.saxutils import escape
 
 METRICS = {'bw_avg': 'MB/s', 'lat_typ': 'us'}
+DRIVERS = ('sroce', 'rxe', 'siw')
+NAMES = {'sroce': 'sroce', 'rxe': 'rdma_rxe', 'siw': 'siw'}
+COLORS = {'sroce': '#1f77b4', 'rxe': '#ff7f0e', 'siw': '#d62728',
+          'tcp': '#2ca02c'}
 
 
 def read(path, metrics=METRICS):
@@ -66,17 +71,16 @@ def sweep_chart(rows, rates, title):
         return None
     setup = 'two' if any(k[1] == 'two' for k in swept) else swept[0][1]
     lines = []     # (label, color, dashed, [(size, MB/s)])
-    colors = {'sroce': '#1f77b4', 'rxe': '#ff7f0e', 'tcp': '#2ca02c'}
     for test, st in sorted(swept):
         if st != setup:
             continue
-        drivers = ['tcp'] if test == 'tcp_bw' else ['sroce', 'rxe']
+        drivers = ['tcp'] if test == 'tcp_bw' else list(DRIVERS)
         for drv in drivers:
             pts = []
             for size in sorted(sizes[(test, st)]):
                 cells = rows.get((test, str(size), st), {})
                 if drv == 'tcp':
-                    v = median(cells.get('sroce', []) + cells.get('rxe', []))
+                    v = median([x for d in DRIVERS for x in cells.get(d, [])])
                 else:
                     v = median(cells.get(drv))
                     r = median(rates.get((test, str(size), st), {}).get(drv))
@@ -85,9 +89,9 @@ def sweep_chart(rows, rates, title):
                 if v and v > 0:
                     pts.append((size, v))
             if pts:
-                label = ('TCP (qperf tcp_bw)' if drv == 'tcp' else '%s %s' % (
-                    'sroce' if drv == 'sroce' else 'rdma_rxe', test))
-                lines.append((label, colors[drv], test == 'ib_send_bw', pts))
+                label = ('TCP (qperf tcp_bw)' if drv == 'tcp' else
+                         '%s %s' % (NAMES[drv], test))
+                lines.append((label, COLORS[drv], test == 'ib_send_bw', pts))
     if not lines:
         return None
     allx = [x for *_, p in lines for x, _ in p]
@@ -164,47 +168,50 @@ def main():
         with open(sys.argv[2], 'w', encoding='utf-8') as f:
             f.write('\n'.join(out) + '\n')
         return
+    drivers = [d for d in DRIVERS if any(d in c for c in rows.values())]
     bar_h, gap, left, width = 14, 12, 230, 420
-    height = 60 + len(rows) * (2 * bar_h + gap) + 30
+    height = 60 + len(rows) * (len(drivers) * bar_h + gap) + 30
     out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" '
            'font-family="sans-serif" font-size="12">' % (left + width + 130,
                                                           height),
            '<rect width="100%" height="100%" fill="white"/>',
            '<text x="10" y="22" font-size="15" font-weight="bold">%s</text>'
-           % escape(title),
-           '<rect x="%d" y="34" width="12" height="10" fill="#1f77b4"/>'
-           '<text x="%d" y="43">sroce</text>' % (left, left + 16),
-           '<rect x="%d" y="34" width="12" height="10" fill="#ff7f0e"/>'
-           '<text x="%d" y="43">rdma_rxe</text>' % (left + 70, left + 86),
-           '<text x="%d" y="43">ratio (&gt;1: sroce better)</text>'
-           % (left + width + 10)]
+           % escape(title)]
+    for i, d in enumerate(drivers):
+        out.append('<rect x="%d" y="34" width="12" height="10" fill="%s"/>'
+                   '<text x="%d" y="43">%s</text>'
+                   % (left + 80 * i, COLORS[d], left + 80 * i + 16, NAMES[d]))
+    out.append('<text x="%d" y="43">sroce / rdma_rxe (&gt;1: sroce '
+               'better)</text>' % (left + width + 10 - 60))
     y = 60
     for (test, size, setup), cells in rows.items():
         lat = test.endswith('_lat')
         unit = 'us' if lat else 'MB/s'
-        a, b = mean(cells.get('sroce')), mean(cells.get('rxe'))
-        top = max(v for v in (a, b, 1e-9) if v is not None)
+        v = {d: mean(cells.get(d)) for d in drivers}
+        top = max(x for x in list(v.values()) + [1e-9] if x is not None)
         out.append('<text x="10" y="%d">%s %s B, %s guest%s</text>'
                    % (y + bar_h + 4, escape(test), size,
                       'one' if setup == 'one' else 'two',
                       '' if setup == 'one' else 's'))
-        for i, (v, color) in enumerate(((a, '#1f77b4'), (b, '#ff7f0e'))):
+        for i, d in enumerate(drivers):
             yy = y + i * bar_h
-            if v is None:
-                out.append('<text x="%d" y="%d" fill="#b00">fail</text>'
-                           % (left + 4, yy + 11))
+            if v[d] is None:
+                out.append('<text x="%d" y="%d" fill="#b00">%s</text>'
+                           % (left + 4, yy + 11,
+                              'fail' if d in cells else '-'))
                 continue
-            w = max(1, int(width * v / top))
+            w = max(1, int(width * v[d] / top))
             out.append('<rect x="%d" y="%d" width="%d" height="%d" '
-                       'fill="%s"/>' % (left, yy, w, bar_h - 2, color))
+                       'fill="%s"/>' % (left, yy, w, bar_h - 2, COLORS[d]))
             out.append('<text x="%d" y="%d">%.2f %s</text>'
-                       % (left + w + 4, yy + 11, v, unit))
+                       % (left + w + 4, yy + 11, v[d], unit))
+        a, b = v.get('sroce'), v.get('rxe')
         ratio = '-'
         if a and b:
             ratio = '%.2fx' % (b / a if lat else a / b)
         out.append('<text x="%d" y="%d" font-weight="bold">%s</text>'
                    % (left + width + 60, y + bar_h + 4, ratio))
-        y += 2 * bar_h + gap
+        y += len(drivers) * bar_h + gap
     out.append('<text x="10" y="%d" fill="#555">bandwidth: MB/s average; '
                'latency: typical usec; under QEMU TCG, one host</text>'
                % (y + 10))

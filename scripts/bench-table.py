@@ -19,12 +19,22 @@ ratio is taken in each round (sroce/rxe for bandwidth, rxe/sroce for
 latency, so above 1 sroce is better) and its median shown, with its spread;
 it and every target that uses a failed run show "fail", never a number or
 "met", and each failed run is listed with its cause.
+
+DRIVER is sroce, rxe (rdma_rxe) or siw (the kernel's soft-iWARP). sroce and
+rxe always have their columns; siw only where its results are there: then
+it has a column too, and a second ratio, "vs siw" (sroce/siw for
+bandwidth, siw/sroce for latency, taken like the one against rxe), a
+"; siw RATIO, MEDIAN" in each cell of the matrix, and the targets of being
+ahead of siw (ib_write_bw 64 KiB and ib_send_lat 2 B, 1x).
 """
 import os
 import sys
 from collections import OrderedDict
 
-DRIVERS = ('sroce', 'rxe')
+# sroce, then the drivers it is measured against: the first two always
+# shown, the rest only in results that have them.
+DRIVERS = ('sroce', 'rxe', 'siw')
+ALWAYS = DRIVERS[:2]
 BASELINES = ('tcp_bw', 'udp_bw', 'udp_lat', 'memcpy')
 # The baselines of bench.sh's base set (also in the sweep's table).
 BASE_RUNS = (('tcp_bw', '65536'), ('udp_bw', '65507'), ('udp_lat', '2'),
@@ -87,6 +97,9 @@ class Results:
                     rnd, why)
             elif cell.get(rnd, {}) is not None:
                 cell.setdefault(rnd, {})[metric] = float(value)
+        # The drivers shown: sroce and rxe, then any other with results.
+        self.drivers = [d for d in DRIVERS if d in ALWAYS or
+                        any(d in c for c in self.runs.values())]
 
     @staticmethod
     def lines(path):
@@ -119,9 +132,11 @@ class Results:
         v = self.values(key, drv, metric)
         return median(list(v.values())) if v else None
 
-    def ratio(self, key, metric, lat):
+    def ratio(self, key, metric, lat, other='rxe'):
+        """sroce/other (other/sroce if lat) by round: the median and
+        spread, 'fail' if a round of either failed, '-' if none."""
         a = self.values(key, 'sroce', metric)
-        b = self.values(key, 'rxe', metric)
+        b = self.values(key, other, metric)
         if a is None or b is None:
             return 'fail'
         if not a or not b:
@@ -192,6 +207,15 @@ def targets(res):
               by_round(('ib_write_bw-q4', '65536', setup), 'sroce',
                        ('ib_write_bw-q1', '65536', setup), 'sroce',
                        'bw_avg', lambda a, b: a / b), 1.6, 'x')
+        # Ahead of siw, where it ran.
+        if 'siw' in res.runs.get(write, {}):
+            judge('ib_write_bw 64 KiB, %s, sroce/siw' % where,
+                  by_round(write, 'sroce', write, 'siw', 'bw_avg',
+                           lambda a, b: a / b), 1, 'x')
+        if 'siw' in res.runs.get(lat, {}):
+            judge('ib_send_lat 2 B, %s, siw/sroce' % where,
+                  by_round(lat, 'siw', lat, 'sroce', 'lat_typ',
+                           lambda a, b: a / b), 1, 'x')
     return out
 
 
@@ -199,30 +223,43 @@ def target_lines(res):
     return ['%-47s %-38s %s' % g for g in targets(res)]
 
 
+def ratio_names(vs, lat):
+    """What the ratio columns against the drivers vs are."""
+    r = ['%s/sroce' % d if lat else 'sroce/%s' % d for d in vs]
+    return ('ratio ' if len(r) == 1 else 'ratios ') + ', '.join(r)
+
+
 def table(res, keys, title, out):
-    fmt = '%-15s %7s %-5s %26s %26s %22s  %s'
+    drv = res.drivers
+    vs = drv[1:]
+    fmt = ('%-15s %7s %-5s' + ' %26s' * len(drv) + ' %22s' * len(vs) +
+           '  %s')
     out.append(title)
-    out.append(fmt % ('test', 'size', 'setup', 'sroce', 'rxe', 'ratio', ''))
+    out.append(fmt % (('test', 'size', 'setup') + tuple(drv) +
+                      tuple('ratio' if d == 'rxe' else 'vs ' + d
+                            for d in vs) + ('',)))
     for key in keys:
         test, size, setup = key
         lat = test.endswith('_lat')
         metric = 'lat_typ' if lat else 'bw_avg'
         if test in BASELINES:
-            unit, ratio = ('usec' if lat else 'MiB/s') + \
-                '; in the guest booted with each driver', '-'
+            unit, ratios = ('usec' if lat else 'MiB/s') + \
+                '; in the guest booted with each driver', ('-',) * len(vs)
         else:
-            unit = ('usec t_typical; ratio rxe/sroce' if lat
-                    else 'MB/s average; ratio sroce/rxe')
-            ratio = res.ratio(key, metric, lat)
-        out.append(fmt % (test, size, setup, res.cell(key, 'sroce', metric),
-                          res.cell(key, 'rxe', metric), ratio, unit))
+            unit = ('usec t_typical; ' if lat else 'MB/s average; ') + \
+                ratio_names(vs, lat)
+            ratios = tuple(res.ratio(key, metric, lat, d) for d in vs)
+        out.append(fmt % ((test, size, setup) +
+                          tuple(res.cell(key, d, metric) for d in drv) +
+                          ratios + (unit,)))
         if not lat and test not in BASELINES and int(size) <= 8192:
             # perftest's Mpps, in thousands of messages a second
-            out.append(fmt % ('', '', '',
-                              res.cell(key, 'sroce', 'msg_rate', 1000),
-                              res.cell(key, 'rxe', 'msg_rate', 1000),
-                              res.ratio(key, 'msg_rate', False),
-                              '1000 messages/s (message rate)'))
+            out.append(fmt % (('', '', '') +
+                              tuple(res.cell(key, d, 'msg_rate', 1000)
+                                    for d in drv) +
+                              tuple(res.ratio(key, 'msg_rate', False, d)
+                                    for d in vs) +
+                              ('1000 messages/s (message rate)',)))
     out.append('')
 
 
@@ -256,9 +293,17 @@ def column(arg):
                                       for d in dirs]))
 
 
+def times(r):
+    """A ratio's spread as the matrix shows it: 5.5x (5..6)."""
+    if r in ('-', 'fail'):
+        return r
+    return r.replace(' ', 'x ', 1) if ' ' in r else r + 'x'
+
+
 def matrix(args):
-    """Markdown: ratio (range) then sroce / rxe medians, a column per
-    argument (a directory, or several joined with +)."""
+    """Markdown: ratio (range) then sroce / rxe medians, and with siw
+    "; siw" its ratio (range) and median, a column per argument (a
+    directory, or several joined with +)."""
     cols = [column(a) for a in args]
     keys = []
     for _, res in cols:
@@ -274,17 +319,20 @@ def matrix(args):
         metric = 'lat_typ' if lat else 'bw_avg'
         cells = []
         for _, res in cols:
-            a, b = (res.median(key, d, metric) for d in DRIVERS)
-            fa, fb = (res.values(key, d, metric) is None for d in DRIVERS)
-            if a is None and b is None and not fa and not fb:
+            drv = res.drivers
+            med = [res.median(key, d, metric) for d in drv]
+            bad = [res.values(key, d, metric) is None for d in drv]
+            if all(m is None for m in med) and not any(bad):
                 cells.append('-')
                 continue
-            r = '-' if key[0] in BASELINES else res.ratio(key, metric, lat)
-            cells.append('%s, %s / %s' % (
-                r if r in ('-', 'fail') else r.replace(' ', 'x ', 1)
-                if ' ' in r else r + 'x',
-                'fail' if fa else '-' if a is None else num(a, 3),
-                'fail' if fb else '-' if b is None else num(b, 3)))
+            shown = ['fail' if f else '-' if m is None else num(m, 3)
+                     for m, f in zip(med, bad)]
+            r = ['-' if key[0] in BASELINES else
+                 times(res.ratio(key, metric, lat, d)) for d in drv[1:]]
+            c = '%s, %s / %s' % (r[0], shown[0], shown[1])
+            for d, ri, v in zip(drv[2:], r[1:], shown[2:]):
+                c += '; %s -' % d if v == '-' else '; %s %s, %s' % (d, ri, v)
+            cells.append(c)
         out.append('| %s | %s | %s | %s |' % (key + (' | '.join(cells),)))
     out.append('')
     # The targets, one row each, a column per directory.
@@ -315,7 +363,12 @@ def matrix(args):
                'of sroce and rdma_rxe (MB/s, or usec typical); for qperf\'s '
                'tcp_bw and udp_lat the medians in the guests booted with '
                'each driver.' %
-               '/'.join(str(r) for r in rounds))
+               '/'.join(str(r) for r in rounds) +
+               (' With siw (the kernel\'s soft-iWARP), "; siw" then the '
+                'median of the per-round sroce/siw (bandwidth) or siw/sroce '
+                '(latency) ratios with its range, and the median of siw '
+                '("siw -": no siw run).'
+                if any('siw' in res.drivers for _, res in cols) else ''))
     print('\n'.join(out))
 
 
@@ -376,10 +429,54 @@ SELFTEST_WANT = (
     'Failed: 6.1, MTU 9000, ib_send_lat 2 two rxe: round 1: vm-timeout.',
     'Failed: 6.1, MTU 9000, ib_read_bw 65536 two sroce: round 2: failed.',
 )
+# SELFTEST with siw's rounds added: its column, the ratios against it
+# (2x bandwidth, 0.85x latency), a target met, one missed, one failed.
+SELFTEST_SIW = """\
+1 ib_write_bw 65536 one siw bw_avg 200
+2 ib_write_bw 65536 one siw bw_avg 400
+1 ib_write_bw 65536 one siw nic_drops 4
+1 ib_send_lat 2 one siw lat_typ 8
+2 ib_send_lat 2 one siw lat_typ 9
+1 ib_send_lat 2 two siw fail vm-timeout
+1 tcp_bw 65536 one sroce bw_avg 1000
+1 tcp_bw 65536 one rxe bw_avg 1000
+1 tcp_bw 65536 one siw bw_avg 1000
+"""
+SELFTEST_SIW_WANT = (
+    'ib_write_bw 64 KiB, one guest, sroce/siw       '
+    '2x (1.5x..2.5x), goal 1x               met',
+    'ib_send_lat 2 B, one guest, siw/sroce          '
+    '0.85x (0.8x..0.9x), goal 1x            MISSED',
+    'ib_send_lat 2 B, two guests, siw/sroce         '
+    'a run failed, goal 1x                  fail',
+    'test size setup sroce rxe siw ratio vs siw',
+    'ib_write_bw 65536 one 550 (500..600) 100 (100..100) 300 (200..400) '
+    '5.5 (5..6) 2 (1.5..2.5) MB/s average; ratios sroce/rxe, sroce/siw',
+    'ib_send_lat 2 one 10 (10..10) 20 (15..25) 8.5 (8..9) '
+    '2 (1.5..2.5) 0.85 (0.8..0.9) usec t_typical; ratios rxe/sroce, '
+    'siw/sroce',
+    'ib_write_bw 64 KiB as % of TCP (one guest, TCP over its loopback, '
+    '1000 MiB/s): sroce 55%, rxe 10%, siw 30%',
+    'ib_write_bw 65536 one sroce: - | rxe: - | siw: nic 4',
+    'totals: sroce: - | rxe: - | siw: nic 4',
+    '| ib_write_bw | 65536 | one | 5.5x (5..6), 550 / 100; '
+    'siw 2x (1.5..2.5), 300 |',
+    '| ib_send_lat | 2 | one | 2x (1.5..2.5), 10 / 20; '
+    'siw 0.85x (0.8..0.9), 8.5 |',
+    '| ib_write_bw-q4 | 65536 | one | -, 300 / -; siw - |',
+    '| ib_send_lat | 2 | two | fail, 10 / fail; siw fail, fail |',
+    '| tcp_bw | 65536 | one | -, 1000 / 1000; siw -, 1000 |',
+    '| ib_write_bw 64 KiB, one guest, sroce/siw | met: 2x (1.5x..2.5x) |',
+    '| ib_send_lat 2 B, one guest, siw/sroce | MISSED: 0.85x '
+    '(0.8x..0.9x) |',
+    'Failed: 6.1, MTU 9000, ib_send_lat 2 two siw: round 1: vm-timeout.',
+    'With siw (the kernel\'s soft-iWARP), "; siw" then the median',
+)
 
 
 def selftest():
-    """Exit 0 when the tables of SELFTEST say what SELFTEST_WANT says."""
+    """Exit 0 when the tables of SELFTEST say what SELFTEST_WANT says,
+    and those of SELFTEST and SELFTEST_SIW what SELFTEST_SIW_WANT says."""
     import contextlib
     import io
     import tempfile
@@ -395,6 +492,21 @@ def selftest():
                                                           'results.txt'))):
                 print(line)
             matrix([d])
+        plain = '\n'.join(tables(Results(os.path.join(d, 'results.txt')),
+                                 set()))
+        # With siw's rounds too.
+        sd = os.path.join(d, 'siw')
+        os.mkdir(sd)
+        with open(os.path.join(sd, 'results.txt'), 'w',
+                  encoding='utf-8') as f:
+            f.write(SELFTEST + SELFTEST_SIW)
+        with open(os.path.join(sd, 'conf.txt'), 'w', encoding='utf-8') as f:
+            f.write('kernel=6.1\nmtu=9000\n')
+        sres = Results(os.path.join(sd, 'results.txt'))
+        siw = io.StringIO()
+        with contextlib.redirect_stdout(siw):
+            print('\n'.join(target_lines(sres) + tables(sres, set())))
+            matrix([sd])
         # The same results as two runs, one per setup, joined into one
         # column: the same table. A run in both files, or two kernels
         # in one column, is refused.
@@ -449,23 +561,27 @@ def selftest():
     for what in ('(join differs)', '(not refused)'):
         if what in flat:
             bad.append(what)
-    print(got if bad else 'bench-table selftest: %d checks passed'
-          % (len(SELFTEST_WANT) + 5))
+    # Results without siw show no siw at all.
+    if 'siw' in got + plain:
+        bad.append('siw')
+        print('bench-table selftest: siw shown without siw results')
+    siw = siw.getvalue()
+    flat = ' '.join(siw.split())
+    bad_siw = [w for w in SELFTEST_SIW_WANT
+               if ' '.join(w.split()) not in flat]
+    for w in bad_siw:
+        print('bench-table selftest: missing (siw): %r' % w)
+    print(got + (siw if bad_siw else '') if bad or bad_siw else
+          'bench-table selftest: %d checks passed'
+          % (len(SELFTEST_WANT) + len(SELFTEST_SIW_WANT) + 6))
+    bad += bad_siw
     sys.exit(1 if bad else 0)
 
 
-def main():
-    if sys.argv[1:] == ['--selftest']:
-        selftest()
-    if len(sys.argv) >= 3 and sys.argv[1] == '--matrix':
-        matrix(sys.argv[2:])
-        return
-    if len(sys.argv) not in (2, 3):
-        sys.exit(__doc__)
-    res = Results(sys.argv[1])
-    core = set()
-    if len(sys.argv) == 3:
-        core = {tuple(r.split()) for r in sys.argv[2].split(',') if r}
+def tables(res, core):
+    """The lines of the tables of res; core: the (test, size) of the
+    first table (empty: every perftest run)."""
+    drv = res.drivers
     keys = list(res.runs)
     sizes = {}
     for test, size, setup in keys:
@@ -493,14 +609,15 @@ def main():
 
     lat = [k for k in first + rest if k[0].endswith('_lat')]
     if lat:
-        fmt = '%-15s %7s %-5s %12s %12s %12s %12s'
+        fmt = '%-15s %7s %-5s' + ' %12s' * (2 * len(drv))
         out.append('latency tail (usec; median of the rounds)')
-        out.append(fmt % ('test', 'size', 'setup', 'sroce p99', 'rxe p99',
-                          'sroce p99.9', 'rxe p99.9'))
+        out.append(fmt % (('test', 'size', 'setup') +
+                          tuple(d + ' p99' for d in drv) +
+                          tuple(d + ' p99.9' for d in drv)))
         for k in lat:
             c = []
             for m in ('lat_p99', 'lat_p999'):
-                for d in DRIVERS:
+                for d in drv:
                     v = res.median(k, d, m)
                     c.append('-' if v is None else num(v))
             out.append(fmt % (k + tuple(c)))
@@ -514,12 +631,12 @@ def main():
               out)
         for setup in sorted({k[2] for k in base}):
             tcp = [res.median(('tcp_bw', '65536', setup), d, 'bw_avg')
-                   for d in DRIVERS]
+                   for d in drv]
             if None in tcp:
                 continue
             tcp = median(tcp)
             line = []
-            for d in DRIVERS:
+            for d in drv:
                 v = res.median(('ib_write_bw', '65536', setup), d, 'bw_avg')
                 if v is not None and tcp > 0:
                     line.append('%s %.0f%%' % (d, 100 * v / tcp))
@@ -529,13 +646,15 @@ def main():
                 out.append('ib_write_bw 64 KiB as %% of TCP (%s, %.4g '
                            'MiB/s): %s' % (where, tcp, ', '.join(line)))
             udp = [res.median(('udp_lat', '2', setup), d, 'lat_typ')
-                   for d in DRIVERS]
+                   for d in drv]
             lat = [res.median(('ib_send_lat', '2', setup), d, 'lat_typ')
-                   for d in DRIVERS]
+                   for d in drv]
             if None not in udp and None not in lat:
                 out.append('ib_send_lat 2 B against qperf udp_lat 2 B (%s, '
-                           'usec): sroce %.4g, rxe %.4g, UDP %.4g' % (
-                               setup, lat[0], lat[1], median(udp)))
+                           'usec): %s, UDP %.4g' % (
+                               setup, ', '.join('%s %.4g' % dv for dv in
+                                                zip(drv, lat)),
+                               median(udp)))
         out.append('')
 
     goals = target_lines(res)
@@ -557,11 +676,11 @@ def main():
     # Counters: totals over the rounds; only runs where one moved, and in
     # a run only the counters that moved.
     ctr = []
-    tot = {d: [0] * len(COUNTERS) for d in DRIVERS}
-    has = {d: [False] * len(COUNTERS) for d in DRIVERS}
+    tot = {d: [0] * len(COUNTERS) for d in drv}
+    has = {d: [False] * len(COUNTERS) for d in drv}
     for k in keys:
         row, moved = [], False
-        for d in DRIVERS:
+        for d in drv:
             c = []
             for i, (m, short) in enumerate(COUNTERS):
                 v = [c[m] for c in res.runs[k].get(d, {}).values()
@@ -574,8 +693,8 @@ def main():
                     c.append('%s %d' % (short, s))
             row.append(' '.join(c) or '-')
         if moved:
-            ctr.append('%-15s %7s %-5s  sroce: %s | rxe: %s'
-                       % (k + tuple(row)))
+            ctr.append('%-15s %7s %-5s  ' % k + ' | '.join(
+                '%s: %s' % dr for dr in zip(drv, row)))
     out.append('counters over the runs (sum of the rounds; retrans: sroce '
                'packets sent again (retransmits),')
     out.append('  rxe retries, each resending from the first unacked PSN '
@@ -584,17 +703,33 @@ def main():
                'eth0 drops; sroce only: drops:')
     out.append('  tx_drops + rx_drop_*; txdrop: tx_drops; tmo: '
                'ack_timeouts; cut: window_cuts; rew: rewinds;')
-    out.append('  work: tx_work_runs)')
+    out.append('  work: tx_work_runs' + ('; siw has no counters but nic)'
+                                          if 'siw' in drv else ')'))
     out.extend(ctr or ['  none moved in any run'])
     out.append('  totals: ' + ' | '.join(
         '%s: %s' % (d, ' '.join('%s %d' % (COUNTERS[i][1], tot[d][i])
                                 for i in range(len(COUNTERS))
                                 if has[d][i]) or '-')
-        for d in DRIVERS))
+        for d in drv))
     out.append('')
-    out.append('ratio > 1: sroce is better (more bandwidth, less latency); '
-               'every number in results.txt')
-    print('\n'.join(out))
+    out.append('ratio%s > 1: sroce is better (more bandwidth, less '
+               'latency); every number in results.txt'
+               % ''.join(' and vs ' + d for d in drv[2:]))
+    return out
+
+
+def main():
+    if sys.argv[1:] == ['--selftest']:
+        selftest()
+    if len(sys.argv) >= 3 and sys.argv[1] == '--matrix':
+        matrix(sys.argv[2:])
+        return
+    if len(sys.argv) not in (2, 3):
+        sys.exit(__doc__)
+    core = set()
+    if len(sys.argv) == 3:
+        core = {tuple(r.split()) for r in sys.argv[2].split(',') if r}
+    print('\n'.join(tables(Results(sys.argv[1]), core)))
 
 
 if __name__ == '__main__':

@@ -1,29 +1,31 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# sroce against rdma_rxe of the same kernel with perftest, in QEMU guests
-# (--kernel 6.1, 6.12 or 7.2: Debian 12's, Debian 13's or sid's, each
-# with its own userland), in one guest (client and server on the same
-# device) and between two guests. Each guest boot runs one driver in one
-# setup (tests/guest/perf.sh); the drivers take turns in ABBA order (round
-# 1 sroce then rxe, round 2 rxe then sroce, ...) for --rounds rounds. What
+# sroce against rdma_rxe and siw of the same kernel with perftest over
+# rdma_cm, in QEMU guests (--kernel 6.1, 6.12 or 7.2: Debian 12's, Debian
+# 13's or sid's, each with its own userland; siw built out of tree by
+# scripts/siw.sh, as Debian builds none), in one guest (client and server
+# on the same device) and between two guests. Each guest boot runs one
+# driver in one setup (tests/guest/perf.sh); the drivers take turns in
+# ABBA order (round 1 sroce, rxe, siw, round 2 siw, rxe, sroce, ...) for
+# --rounds rounds. What
 # runs is chosen by --set (sets below). The numbers go to OUT/results.txt
 # (ROUND TEST SIZE SETUP DRIVER METRIC VALUE), the table
 # (scripts/bench-table.py) to OUT/table.txt and stdout, the host's
 # /proc/loadavg before and after each guest to OUT/load.txt. A driver that
 # cannot be loaded, or a run that fails, shows "fail", never a number.
 #
-# Under TCG these numbers compare the two drivers on this host at one time;
+# Under TCG these numbers compare the drivers on this host at one time;
 # they say nothing about hardware speed.
 set -uo pipefail
 usage() {
 	cat >&2 <<'EOF'
-usage: bench.sh [--kernel 6.1|6.12|7.2] [--rounds N] [--drivers sroce,rxe]
+usage: bench.sh [--kernel 6.1|6.12|7.2] [--rounds N] [--drivers sroce,rxe,siw]
                 [--setups one,two] [--set all|core,base,sweep,qps]
                 [--out DIR] [--timeout SEC] [--mtu N]
                 [--load idle|host:N|guest:N]
-  --kernel   the guests' kernel (default 6.1); both drivers run on it
+  --kernel   the guests' kernel (default 6.1); every driver runs on it
   --rounds   rounds of every driver in every setup (default 5)
-  --drivers  which drivers, in round 1's order (default sroce,rxe)
+  --drivers  which drivers, in round 1's order (default sroce,rxe,siw)
   --setups   one: one VM, loopback; two: two VMs (default one,two)
   --set      what runs (default $BENCH_SET, else all):
              core   ib_write_bw, ib_read_bw, ib_send_bw at 64 KiB,
@@ -49,7 +51,7 @@ usage: bench.sh [--kernel 6.1|6.12|7.2] [--rounds N] [--drivers sroce,rxe]
                       hypervisor (steal time)
              guest:N  N CPU-bound processes at normal priority in each
                       guest through its runs: a busy machine
-             Both drivers run under the same load; OUT gets -host-N or
+             Every driver runs under the same load; OUT gets -host-N or
              -guest-N
   The guest reads BENCH_SECS (bandwidth run length, default 5), BENCH_ITERS
   (latency iterations, default 1000) and BENCH_TIMEOUT (limit of one
@@ -71,7 +73,7 @@ EOF
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
 
-rounds=5 drivers=sroce,rxe setups=one,two out='' vm_timeout=900 kernel=6.1
+rounds=5 drivers=sroce,rxe,siw setups=one,two out='' vm_timeout=900 kernel=6.1
 mtu='' sets=${BENCH_SET:-all} bload=idle
 while [ $# -gt 0 ]; do
 	[ $# -ge 2 ] || usage
@@ -98,7 +100,7 @@ done
 for v in $SWEEP_TOOLS; do [[ $v =~ ^(ib_[a-z]+_bw|tcp_bw|udp_bw)$ ]] || usage; done
 IFS=, read -ra DRIVERS <<<"$drivers"
 IFS=, read -ra SETUPS <<<"$setups"
-for d in "${DRIVERS[@]}"; do [[ $d =~ ^(sroce|rxe)$ ]] || usage; done
+for d in "${DRIVERS[@]}"; do [[ $d =~ ^(sroce|rxe|siw)$ ]] || usage; done
 [[ $kernel =~ ^(6\.1|6\.12|7\.2)$ ]] || usage
 [ -z "$mtu" ] || [[ $mtu =~ ^[1-9][0-9]{2,4}$ ]] || usage
 [[ $bload =~ ^(idle|(host|guest):[1-9][0-9]?)$ ]] || usage
@@ -201,12 +203,19 @@ results=$out/results.txt load=$out/load.txt
 } >"$out/conf.txt"
 t0=$(date +%s)
 
-built=1
+declare -A built=([sroce]=1 [rxe]=1 [siw]=1)
 if [[ ,$drivers, == *,sroce,* ]]; then
 	echo "bench: building sroce.ko"
 	"$here/build.sh" "$kernel" >"$out/build.log" 2>&1 || {
-		built=0
+		built[sroce]=0
 		echo "bench: the sroce build failed (see $out/build.log); sroce will show fail"
+	}
+fi
+if [[ ,$drivers, == *,siw,* ]]; then
+	echo "bench: building siw.ko out of tree (scripts/siw.sh)"
+	"$here/siw.sh" "$kernel" >>"$out/build.log" 2>&1 || {
+		built[siw]=0
+		echo "bench: the siw build failed (see $out/build.log); siw will show fail"
 	}
 fi
 if has_set base; then
@@ -246,7 +255,7 @@ for ((round = 1; round <= rounds; round++)); do
 			s=$(date +%s)
 			echo "$round $setup $drv before $(cat /proc/loadavg)" >>"$load"
 			c0=$(cpu_now)
-			if [ "$drv" = sroce ] && [ $built = 0 ]; then
+			if [ "${built[$drv]}" = 0 ]; then
 				echo "bench: round $round, $setup, $drv: not built"
 				status='not built'
 				mkdir -p "$dir/vm0"

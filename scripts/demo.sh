@@ -62,6 +62,7 @@ rc=0
 BENCH_RUNS="ib_write_bw 4096,ib_write_bw 65536,ib_read_bw 65536,ib_send_bw 4096,ib_send_bw 65536,ib_send_lat 2,ib_write_lat 2" \
 	BENCH_SHOW=1 BENCH_SECS=${BENCH_SECS:-3} BENCH_ITERS=${BENCH_ITERS:-300} \
 	"$here/bench.sh" --kernel "$kernel" --rounds 1 --setups two --set core \
+	--drivers sroce,rxe \
 	--out "$out" ${mtu:+--mtu "$mtu"} --load "$load" 2>&1 | tee "$out.log" |
 	sed -n 's/^bench: round 1, two,/demo:/p' || rc=$?
 # A guest that failed (rping included) or left a kernel splat fails the demo.

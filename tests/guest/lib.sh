@@ -68,6 +68,21 @@ install_sroce() {
 	modprobe ib_uverbs
 }
 
+# install_siw: load the soft-iWARP driver that scripts/siw.sh built out of
+# tree for this kernel (Debian builds none), after the modules it needs.
+install_siw() {
+	local ko=$SROCE_TREE/build/siw-$SROCE_KERNEL/siw.ko d
+	[ -d /sys/module/siw ] && return 0
+	if [ ! -f "$ko" ]; then
+		echo "install_siw: no $ko (scripts/siw.sh $SROCE_KERNEL builds it)" >&2
+		return 1
+	fi
+	for d in $(modinfo -F depends "$ko" | tr , ' '); do
+		modprobe "$d" || return 1
+	done
+	insmod "$ko" && modprobe ib_uverbs
+}
+
 # rdma_core_suite DEV: rdma-core's own test suite, as this userland's
 # python3-pyverbs ships it, run unchanged against DEV (rdma_core_suite.py
 # leaves out, by name, the few tests that crash the interpreter on any
@@ -440,9 +455,9 @@ vlan_up() {
 		ip link set eth0.7 up
 }
 
-# setup_rdma DRIVER [NAME]: create the RDMA device of DRIVER (sroce or rxe)
-# on eth0, named NAME (sroce0 or rxe0 by default), and wait for its port to
-# be active. DEV is set even when this fails.
+# setup_rdma DRIVER [NAME]: create the RDMA device of DRIVER (sroce, rxe or
+# siw) on eth0, named NAME (sroce0, rxe0 or siw0 by default), and wait for
+# its port to be active. DEV is set even when this fails.
 setup_rdma() {
 	case $1 in
 	sroce)
@@ -455,8 +470,13 @@ setup_rdma() {
 		modprobe rdma_rxe || return 1
 		rdma link add "$DEV" type rxe netdev eth0 || return 1
 		;;
+	siw)
+		DEV=${2:-siw0}
+		install_siw || return 1
+		rdma link add "$DEV" type siw netdev eth0 || return 1
+		;;
 	*)
-		echo "setup_rdma: unknown driver '$1' (sroce or rxe)" >&2
+		echo "setup_rdma: unknown driver '$1' (sroce, rxe or siw)" >&2
 		return 2
 		;;
 	esac
