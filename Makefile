@@ -65,12 +65,13 @@ bench-matrix:
 		| tee build/bench/matrix.md
 
 # Where a guest's time goes in one perftest run, sampled from the host:
-# make profile [KERNEL=6.1|6.12|7.2] [DRIVER=sroce|rxe] [SETUP=one|two]
-# [MTU=N] [RUN="ib_write_bw 65536"].
+# make profile [KERNEL=6.1|6.12|7.2] [DRIVER=sroce|rxe|siw] [SETUP=one|two]
+# [MTU=N] [LOAD=idle|host:N|guest:N] [RUN="ib_write_bw 65536"].
 profile:
 	scripts/profile.sh --kernel $(or $(KERNEL),6.1) \
 		--driver $(or $(DRIVER),sroce) --setup $(or $(SETUP),one) \
-		$(if $(MTU),--mtu $(MTU)) $(or $(RUN),ib_write_bw 65536)
+		$(if $(MTU),--mtu $(MTU)) $(if $(LOAD),--load $(LOAD)) \
+		$(or $(RUN),ib_write_bw 65536)
 
 # sroce-dkms_<version>_all.deb in build/: DKMS builds the module for every
 # installed kernel with headers, and again after kernel upgrades.

@@ -8,9 +8,9 @@
 set -euo pipefail
 usage() {
 	cat >&2 <<'EOF2'
-usage: profile.sh [--kernel 6.1|6.12|7.2] [--driver sroce|rxe]
+usage: profile.sh [--kernel 6.1|6.12|7.2] [--driver sroce|rxe|siw]
                   [--setup one|two] [--mtu N] [--secs S] [--hz N]
-                  [--out DIR] TOOL SIZE
+                  [--load idle|host:N|guest:N] [--out DIR] TOOL SIZE
   TOOL SIZE   one perftest run as tests/guest/perf.sh takes it, e.g.
               ib_write_bw 65536, ib_send_lat 2, ib_write_bw-q4 65536
   --kernel    the guests' kernel (default 6.1); --driver (default sroce)
@@ -20,13 +20,15 @@ usage: profile.sh [--kernel 6.1|6.12|7.2] [--driver sroce|rxe]
               whose link takes about 300 us a round trip under TCG);
               sampling covers it after 3 s
               of warm-up, at --hz (default 200) rounds a second
-  --out       default build/profile/KERNEL-SETUP-DRIVER-TOOL-SIZE
+  --load      as bench.sh's: N CPU-bound processes on the host for the
+              whole run, or in each guest through its run (default idle)
+  --out       default build/profile/KERNEL-SETUP-DRIVER-TOOL-SIZE[-LOAD]
 EOF2
 	exit 2
 }
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
-kernel=6.1 driver=sroce setup=one mtu='' secs=20 hz=200 out=''
+kernel=6.1 driver=sroce setup=one mtu='' secs=20 hz=200 out='' load=idle
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kernel) kernel=$2; shift 2 ;;
@@ -36,21 +38,39 @@ while [ $# -gt 0 ]; do
 	--secs) secs=$2; shift 2 ;;
 	--hz) hz=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
+	--load) load=$2; shift 2 ;;
 	-*) usage ;;
 	*) break ;;
 	esac
 done
 [ $# -eq 2 ] || usage
 tool=$1 size=$2
-[[ $setup =~ ^(one|two)$ && $driver =~ ^(sroce|rxe)$ ]] || usage
+[[ $setup =~ ^(one|two)$ && $driver =~ ^(sroce|rxe|siw)$ ]] || usage
+[[ $load =~ ^(idle|(host|guest):[1-9][0-9]?)$ ]] || usage
 vms=1
 [ "$setup" = one ] || vms=2
-out=${out:-$top/build/profile/$kernel-$setup-$driver-$tool-$size${mtu:+-mtu$mtu}}
+lsuffix=''
+[ "$load" = idle ] || lsuffix=-${load/:/-}
+out=${out:-$top/build/profile/$kernel-$setup-$driver-$tool-$size${mtu:+-mtu$mtu}$lsuffix}
 rm -rf "$out"
 mkdir -p "$out"
 out=$(realpath "$out")
 [ "$driver" != sroce ] || "$here/build.sh" "$kernel" >"$out/build.log" 2>&1
+[ "$driver" != siw ] || "$here/siw.sh" "$kernel" >"$out/build.log" 2>&1
 make -s -C "$top/tools" >/dev/null
+
+# --load host:N: the hogs run from before the boot to the end.
+hogs=()
+trap '[ ${#hogs[@]} = 0 ] || kill "${hogs[@]}" 2>/dev/null' EXIT
+trap 'exit 130' INT TERM
+if [[ $load == host:* ]]; then
+	for ((h = 0; h < ${load#host:}; h++)); do
+		sh -c 'while :; do :; done' &
+		hogs+=($!)
+	done
+fi
+gload=0
+[[ $load != guest:* ]] || gload=${load#guest:}
 
 socks=()
 for ((i = 0; i < vms; i++)); do socks+=("$out/vm$i/mon.sock"); done
@@ -64,13 +84,14 @@ SROCE_QEMU_MONITOR=1 "$here/vm-run.sh" --kernel "$kernel" --vms $vms \
 	--cpus $((3 - vms)) --out "$out" --timeout $((secs + 600)) -- \
 	env "BENCH_SECS=$((secs + 5))" "BENCH_TIMEOUT=$((secs * 4 + 60))" \
 	"BENCH_ITERS=$((secs * (vms == 1 ? 100000 : 2500)))" \
-	"BENCH_MTU=$mtu" "$top/tests/guest/prof.sh" "$driver" "$setup" \
+	"BENCH_MTU=$mtu" "BENCH_LOAD_GUEST=$gload" \
+	"$top/tests/guest/prof.sh" "$driver" "$setup" \
 	"$tool" "$size" >"$out/vm.log" 2>&1 || rc=$?
 wait $sampler || rc=1
 cat "$out/sampler.log"
 grep -h "^$tool $size " "$out/vm0/bench.txt" 2>/dev/null || true
 for ((i = 0; i < vms; i++)); do
-	echo "== guest $i ($kernel, $driver, $setup, $tool $size${mtu:+, MTU $mtu})"
+	echo "== guest $i ($kernel, $driver, $setup, $tool $size${mtu:+, MTU $mtu}, load $load)"
 	python3 "$here/guest-prof.py" report "$out/samples.txt" \
 		"$out/vm$i/kallsyms" --guest $i | tee "$out/report.$i.txt" || rc=1
 done
