@@ -547,7 +547,8 @@ static void pick_req_range(u64 *va, u32 *rkey, u32 *len, u32 right,
 }
 
 /*
- * A READ or atomic for an RC QP whose replies this host sees, at the PSN
+ * A READ, atomic or ATOMIC WRITE for an RC QP whose replies this host
+ * sees, at the PSN
  * the QP expects (as its last ACK or NAK said; other frames may have moved
  * it since) or, for a READ, at one it has passed: a duplicate, answered
  * again with its own RETH and never executed.
@@ -568,6 +569,14 @@ static u32 req_packet(u8 *roce)
 		return gen_packet(roce);
 	q = rc[below(n)];
 	psn = chance(80) ? q->epsn : q->psn;
+	if (chance(10)) {	/* an ATOMIC WRITE: 8 bytes to a writable MR */
+		sroce_bth_init(bth, SROCE_OP_ATOMIC_WRITE, 0, 0,
+			       SROCE_DEFAULT_PKEY, q->qpn, chance(50), psn);
+		pick_req_range(&va, &rkey, &len, ACC_RW, 8);
+		sroce_reth_init((void *)(bth + 1), va, rkey, 8);
+		payload(roce + sizeof(*bth) + sizeof(struct sroce_reth), 8);
+		return sizeof(*bth) + sizeof(struct sroce_reth) + 8;
+	}
 	if (atomic) {
 		sroce_bth_init(bth, chance(50) ? SROCE_OP_CMP_SWAP :
 			       SROCE_OP_FETCH_ADD, 0, 0, SROCE_DEFAULT_PKEY,
@@ -1402,9 +1411,10 @@ static int probe(void)
  * request covers; and a READ response from an MR that no request can
  * change must carry that MR's bytes.
  */
-enum { R_READ, R_READ_BYTES, R_ATOMIC, R_BAD, R_NR };
+enum { R_READ, R_READ_BYTES, R_ATOMIC, R_ATOMIC_WRITE, R_BAD, R_NR };
 static const char * const rname[R_NR] = {
-	"replies_read", "replies_read_bytes", "replies_atomic", "replies_bad",
+	"replies_read", "replies_read_bytes", "replies_atomic",
+	"replies_atomic_write", "replies_bad",
 };
 
 static u64 by_reply[R_NR];
@@ -1420,12 +1430,12 @@ static void record_request(const u8 *roce)
 
 	if (!q || !q->dqpn || q->type != Q_RC ||
 	    (op != SROCE_OP_READ_REQ && op != SROCE_OP_CMP_SWAP &&
-	     op != SROCE_OP_FETCH_ADD))
+	     op != SROCE_OP_FETCH_ADD && op != SROCE_OP_ATOMIC_WRITE))
 		return;
 	r = &q->reqs[q->nreqs++ % MAX_REQS];
 	r->op = op;
 	r->psn = sroce_bth_psn(bth);
-	if (op == SROCE_OP_READ_REQ) {
+	if (op == SROCE_OP_READ_REQ || op == SROCE_OP_ATOMIC_WRITE) {
 		r->va = sroce_reth_va((const void *)ext);
 		r->rkey = sroce_reth_rkey((const void *)ext);
 		r->len = sroce_reth_len((const void *)ext);
@@ -1486,6 +1496,19 @@ static bool read_answers(const struct treq *r, u32 psn, u8 op, const u8 *pay,
 	return true;
 }
 
+/*
+ * An ATOMIC WRITE (IBTA 2021) is answered by an empty READ RESPONSE ONLY
+ * at its PSN: 8 aligned bytes of an MR with remote write.
+ */
+static bool atomic_write_answers(const struct treq *r, u32 psn, u8 op,
+				 u32 n)
+{
+	return r->op == SROCE_OP_ATOMIC_WRITE &&
+	       op == SROCE_OP_READ_RESP_ONLY && r->psn == psn && !n &&
+	       r->len == 8 && !(r->va & 7) &&
+	       mr_grants(r->rkey, r->va, 8, ACC_RW);
+}
+
 static bool atomic_answers(const struct treq *r, u32 psn, u32 n)
 {
 	return (r->op == SROCE_OP_CMP_SWAP || r->op == SROCE_OP_FETCH_ADD) &&
@@ -1533,7 +1556,7 @@ static void check_reply(const u8 *f, u32 len)
 	const struct sroce_bth *bth = (const void *)roce;
 	u32 ulen, rlen, hl, n, psn, qpn, at, i, nr;
 	struct tqp *q = NULL;
-	bool bytes = false;
+	bool bytes = false, awrite = false;
 	u8 op;
 	int k;
 
@@ -1579,13 +1602,18 @@ static void check_reply(const u8 *f, u32 len)
 		if (op == SROCE_OP_ATOMIC_ACK ? atomic_answers(r, psn, n) :
 		    read_answers(r, psn, op, roce + hl, n, &bytes))
 			break;
+		if (atomic_write_answers(r, psn, op, n)) {
+			awrite = true;
+			break;
+		}
 	}
 	if (i == nr) {
 		reply_bad("answers no request the MR's rights allow", op, psn,
 			  n, qpn);
 		return;
 	}
-	by_reply[op == SROCE_OP_ATOMIC_ACK ? R_ATOMIC : R_READ]++;
+	by_reply[op == SROCE_OP_ATOMIC_ACK ? R_ATOMIC :
+		 awrite ? R_ATOMIC_WRITE : R_READ]++;
 	by_reply[R_READ_BYTES] += bytes;
 }
 

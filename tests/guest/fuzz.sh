@@ -92,13 +92,14 @@ if [ "$me" -eq 0 ]; then
 		r_read=$(reply_count read)
 		r_bytes=$(reply_count read_bytes)
 		r_atomic=$(reply_count atomic)
+		r_awrite=$(reply_count atomic_write)
 		r_bad=$(reply_count bad)
 		# A frame the capture dropped is a reply nobody checked.
 		r_lost=$(reply_count lost)
-		t "target replies: ${r_read:-?} READ responses (${r_bytes:-?} of the read-only MR, bytes checked), ${r_atomic:-?} atomic ACKs, each for a request the MR's rights allow; ${r_bad:-?} not, ${r_lost:-?} lost by the capture" \
+		t "target replies: ${r_read:-?} READ responses (${r_bytes:-?} of the read-only MR, bytes checked), ${r_atomic:-?} atomic ACKs, ${r_awrite:-?} ATOMIC WRITE responses, each for a request the MR's rights allow; ${r_bad:-?} not, ${r_lost:-?} lost by the capture" \
 			test "${r_bad:-1}" -eq 0 -a "${r_lost:-1}" -eq 0 -a \
 			"${r_read:-0}" -gt 0 -a "${r_bytes:-0}" -gt 0 -a \
-			"${r_atomic:-0}" -gt 0
+			"${r_atomic:-0}" -gt 0 -a "${r_awrite:-0}" -gt 0
 		sed 's/^/# /' "$SROCE_OUT/fuzz.log"
 		grep '^sroce-fuzz: sent=' "$SROCE_OUT/fuzz.log" >"$SYNC_DIR/fuzz.result.tmp"
 		mv "$SYNC_DIR/fuzz.result.tmp" "$SYNC_DIR/fuzz.result"
