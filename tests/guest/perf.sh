@@ -22,7 +22,7 @@
 # and every rx_drop_*), txdrops (tx_drops), timeouts (ack_timeouts), cuts
 # (window_cuts), rewinds and work (tx_work_runs). A run that failed
 # gives "TEST SIZE SETUP DRIVER fail CAUSE" (exit=N, no-figure, setup,
-# first-run-failed), never a number. When the first run fails the rest
+# first-run-failed, never-connected), never a number. When the first run fails the rest
 # are not tried.
 # Besides perftest's tools, a run's TOOL may be
 #   ib_*_bw-qN  that tool with -q N (N QPs)
@@ -332,6 +332,13 @@ for i in "${!ALL[@]}"; do
 		else
 			if [ "$rc" = 0 ]; then
 				record_fail "$tool" "$size" no-figure
+			elif [ "$rc" = 124 ] &&
+				grep -qs "type RC state RESET .*comm ${tool%-q*}" "$log"; then
+				# Killed at the limit with its QP never
+				# connected: perftest's client spinning after
+				# a connect that failed (perftest#93, seen
+				# with siw's slower iWARP listen).
+				record_fail "$tool" "$size" never-connected
 			else
 				record_fail "$tool" "$size" "exit=$rc"
 			fi
