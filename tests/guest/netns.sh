@@ -232,16 +232,27 @@ t_fails "ns1 cannot reach the initial namespace's 198.18.0.1 over rdma_cm" \
 	n1 timeout 30 rping -c -a 198.18.0.1 -p 7176 -C 1
 t "sroce0 received nothing from ns1" test "$(counter rx_packets sroce0)" = "$c0"
 
-# rdma dev set: out of ns1 under traffic, then back.
+# rdma dev set: out of ns1 under traffic, then back. ib_core
+# disassociates the device's user contexts: it destroys their objects,
+# closes their completion channels and ends each async fd's events with
+# IB_EVENT_DEVICE_FATAL. A process learns of it from those fds or at its
+# next verb that enters the kernel (the rxe doorbell is a write());
+# reading a CQ ring does not, so a polling client whose send queue was
+# full at the move would spin on its CQ until its -D ran out, then exit
+# 0. The client therefore sleeps on its completion channel (ib_send_bw
+# -e; ib_write_bw has no -e, and -D none with it), and ibv_asyncwatch
+# waits on the async fd, which is what a polling application has.
 log=$LOGS/netns-move.log
-n2 timeout -k 3 120 ib_write_bw -d sroce2 -x "$G2" -s 65536 -D 60 -F -p 18520 >"$log.server" 2>&1 &
+n2 timeout -k 3 300 ib_send_bw -d sroce2 -x "$G2" -s 65536 -n 1000000 -F -p 18520 >"$log.server" 2>&1 &
 spid=$!
 wait_for 30 n2 bash -c "[ -n \"\$(ss -Hltn 'sport = :18520')\" ]"
-n1 timeout -k 3 120 ib_write_bw -d sroce1 -x "$G1" -s 65536 -D 60 -F -p 18520 $V4_2 >"$log" 2>&1 &
+n1 timeout -k 3 600 ibv_asyncwatch -d sroce1 >"$log.async" 2>&1 &
+apid=$!
+n1 timeout -k 3 300 ib_send_bw -d sroce1 -x "$G1" -s 65536 -n 1000000 -F -e -p 18520 $V4_2 >"$log" 2>&1 &
 cpid=$!
 tx1() { n1 cat /sys/class/infiniband/sroce1/ports/1/hw_counters/tx_packets; }
 tx=$(tx1)
-t "ib_write_bw running on sroce1" wait_for 60 bash -c "[ \$($(declare -f n1 tx1); tx1) -gt $((tx + 500)) ]"
+t "ib_send_bw running on sroce1" wait_for 60 bash -c "[ \$($(declare -f n1 tx1); tx1) -gt $((tx + 500)) ]"
 moved=$SECONDS
 t "rdma dev set sroce1 netns root, under traffic" n1 rdma dev set sroce1 netns root
 gone 60 "$cpid"
@@ -250,10 +261,14 @@ kill "$spid" 2>/dev/null
 wait "$cpid" 2>/dev/null
 crc=$?
 wait "$spid" 2>/dev/null
-# Its -D 60 run would end by itself, with success: the move must end it
-# at once, with an error.
+# Its million messages would take hours (timeout's 124 at 300 s): the
+# move must end it at once, with an error.
 t "the client on sroce1 ended (disassociated): exit $crc, $took s after the move" \
 	test "$crc" -ne 0 -a "$crc" -ne 124 -a "$took" -lt 30
+t "ibv_asyncwatch on sroce1 got IBV_EVENT_DEVICE_FATAL" \
+	wait_for 30 grep -q DEVICE_FATAL "$log.async"
+kill "$apid" 2>/dev/null
+wait "$apid" 2>/dev/null
 t "sroce1 now in the initial namespace, not in ns1" bash -c \
 	"[ \"$(devs_in init)\" = 'sroce0 sroce1' ] && [ -z \"\$(ip netns exec ns1 rdma dev show)\" ]"
 t "rdma dev set sroce1 netns ns1: back" rdma dev set sroce1 netns ns1
