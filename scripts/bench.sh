@@ -72,6 +72,8 @@ EOF
 }
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
+# shellcheck source=scripts/load.sh
+. "$here/load.sh"
 
 rounds=5 drivers=sroce,rxe,siw setups=one,two out='' vm_timeout=900 kernel=6.1
 mtu='' sets=${BENCH_SET:-all} bload=idle
@@ -103,10 +105,8 @@ IFS=, read -ra SETUPS <<<"$setups"
 for d in "${DRIVERS[@]}"; do [[ $d =~ ^(sroce|rxe|siw)$ ]] || usage; done
 [[ $kernel =~ ^(6\.1|6\.12|7\.2)$ ]] || usage
 [ -z "$mtu" ] || [[ $mtu =~ ^[1-9][0-9]{2,4}$ ]] || usage
-[[ $bload =~ ^(idle|(host|guest):[1-9][0-9]?)$ ]] || usage
-lsuffix=''
-[ "$bload" = idle ] || lsuffix=-${bload/:/-}
-: "${out:=$top/build/bench/$kernel${mtu:+-$mtu}$lsuffix}"
+load_ok "$bload" || usage
+: "${out:=$top/build/bench/$kernel${mtu:+-$mtu}$(load_suffix "$bload")}"
 for s in "${SETUPS[@]}"; do [[ $s =~ ^(one|two)$ ]] || usage; done
 [ "$sets" != all ] || sets=core,base,sweep,qps
 IFS=, read -ra SETS <<<"$sets"
@@ -183,7 +183,7 @@ genv=(env "BENCH_SECS=${BENCH_SECS:-5}" "BENCH_ITERS=${BENCH_ITERS:-1000}"
 	"BENCH_TIMEOUT=${BENCH_TIMEOUT:-60}"
 	"BENCH_SWEEP_SECS=${BENCH_SWEEP_SECS:-2}" "BENCH_SWEEP_SIZES=$SWEEP_SIZES"
 	"BENCH_SHOW=${BENCH_SHOW:-0}" "BENCH_MTU=$mtu")
-[[ $bload != guest:* ]] || genv+=("BENCH_LOAD_GUEST=${bload#guest:}")
+genv+=("BENCH_LOAD_GUEST=$(load_guest "$bload")")
 
 mkdir -p "$out"
 out=$(realpath "$out")
@@ -225,17 +225,9 @@ fi
 
 # --load host:N: the hogs start after the build and stop when this script
 # ends, however it ends.
-hogs=()
-stop_hogs() { [ ${#hogs[@]} = 0 ] || kill "${hogs[@]}" 2>/dev/null; }
-trap stop_hogs EXIT
-trap 'exit 130' INT TERM
-if [[ $bload == host:* ]]; then
-	for ((h = 0; h < ${bload#host:}; h++)); do
-		sh -c 'while :; do :; done' &
-		hogs+=($!)
-	done
-	echo "bench: ${#hogs[@]} CPU-bound processes on the host for the whole run"
-fi
+load_host_start "$bload"
+[ ${#load_hogs[@]} = 0 ] ||
+	echo "bench: ${#load_hogs[@]} CPU-bound processes on the host for the whole run"
 
 for ((round = 1; round <= rounds; round++)); do
 	# ABBA: every other round takes the drivers in reverse order.
@@ -323,8 +315,7 @@ done
 		echo
 	done | paste -sd' ' | sed "s|^|host CPU while the guests ran, median (min..max) of $(nproc) cores' time: |; s|other|other processes|; s|steal|stolen by its hypervisor|"
 } | tee "$out/table.txt"
-stop_hogs
-hogs=()
+load_host_stop
 python3 "$here/bench-plot.py" "$results" "$out/table.svg" \
 	"sroce / rdma_rxe on $kernel${mtu:+, MTU $mtu}" &&
 	echo "bench: chart in $out/table.svg"

@@ -17,6 +17,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
+# shellcheck source=scripts/load.sh
+. "$here/load.sh"
 out=$top/build/demo
 kernel=6.1 mtu='' load=idle
 usage() {
@@ -35,7 +37,7 @@ while [ $# -gt 0 ]; do
 done
 [[ $kernel =~ ^(6\.1|6\.12|7\.2)$ ]] || usage
 [ -z "$mtu" ] || [[ $mtu =~ ^[1-9][0-9]{2,4}$ ]] || usage
-[[ $load =~ ^(idle|(host|guest):[1-9][0-9]?)$ ]] || usage
+load_ok "$load" || usage
 
 t0=$(date +%s)
 stage() { echo "demo [$1/5] $2 ($(($(date +%s) - t0)) s)"; }

@@ -28,6 +28,8 @@ EOF2
 }
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
+# shellcheck source=scripts/load.sh
+. "$here/load.sh"
 kernel=6.1 driver=sroce setup=one mtu='' secs=20 hz=200 out='' load=idle
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -46,12 +48,10 @@ done
 [ $# -eq 2 ] || usage
 tool=$1 size=$2
 [[ $setup =~ ^(one|two)$ && $driver =~ ^(sroce|rxe|siw)$ ]] || usage
-[[ $load =~ ^(idle|(host|guest):[1-9][0-9]?)$ ]] || usage
+load_ok "$load" || usage
 vms=1
 [ "$setup" = one ] || vms=2
-lsuffix=''
-[ "$load" = idle ] || lsuffix=-${load/:/-}
-out=${out:-$top/build/profile/$kernel-$setup-$driver-$tool-$size${mtu:+-mtu$mtu}$lsuffix}
+out=${out:-$top/build/profile/$kernel-$setup-$driver-$tool-$size${mtu:+-mtu$mtu}$(load_suffix "$load")}
 rm -rf "$out"
 mkdir -p "$out"
 out=$(realpath "$out")
@@ -60,17 +60,8 @@ out=$(realpath "$out")
 make -s -C "$top/tools" >/dev/null
 
 # --load host:N: the hogs run from before the boot to the end.
-hogs=()
-trap '[ ${#hogs[@]} = 0 ] || kill "${hogs[@]}" 2>/dev/null' EXIT
-trap 'exit 130' INT TERM
-if [[ $load == host:* ]]; then
-	for ((h = 0; h < ${load#host:}; h++)); do
-		sh -c 'while :; do :; done' &
-		hogs+=($!)
-	done
-fi
-gload=0
-[[ $load != guest:* ]] || gload=${load#guest:}
+load_host_start "$load"
+gload=$(load_guest "$load")
 
 socks=()
 for ((i = 0; i < vms; i++)); do socks+=("$out/vm$i/mon.sock"); done
