@@ -242,13 +242,17 @@ t "sroce0 received nothing from ns1" test "$(counter rx_packets sroce0)" = "$c0"
 # 0. The client therefore sleeps on its completion channel (ib_send_bw
 # -e; ib_write_bw has no -e, and -D none with it), and ibv_asyncwatch
 # waits on the async fd, which is what a polling application has.
+# The three run under ip netns exec itself, not n1 or n2: $! is then the
+# process (ip execs timeout) and kill ends it, where it would end only a
+# subshell and leave a process holding its namespace (and the devices
+# in it) alive.
 log=$LOGS/netns-move.log
-n2 timeout -k 3 300 ib_send_bw -d sroce2 -x "$G2" -s 65536 -n 1000000 -F -p 18520 >"$log.server" 2>&1 &
+ip netns exec ns2 timeout -k 3 300 ib_send_bw -d sroce2 -x "$G2" -s 65536 -n 1000000 -F -p 18520 >"$log.server" 2>&1 &
 spid=$!
 wait_for 30 n2 bash -c "[ -n \"\$(ss -Hltn 'sport = :18520')\" ]"
-n1 timeout -k 3 600 ibv_asyncwatch -d sroce1 >"$log.async" 2>&1 &
+ip netns exec ns1 timeout -k 3 600 ibv_asyncwatch -d sroce1 >"$log.async" 2>&1 &
 apid=$!
-n1 timeout -k 3 300 ib_send_bw -d sroce1 -x "$G1" -s 65536 -n 1000000 -F -e -p 18520 $V4_2 >"$log" 2>&1 &
+ip netns exec ns1 timeout -k 3 300 ib_send_bw -d sroce1 -x "$G1" -s 65536 -n 1000000 -F -e -p 18520 $V4_2 >"$log" 2>&1 &
 cpid=$!
 tx1() { n1 cat /sys/class/infiniband/sroce1/ports/1/hw_counters/tx_packets; }
 tx=$(tx1)
