@@ -27,6 +27,12 @@ COLORS = {'sroce': '#1f77b4', 'rxe': '#ff7f0e', 'siw': '#d62728',
           'tcp': '#2ca02c'}
 
 
+def is_lat(test):
+    """A latency run: the perftest tool's name, less its -qN and -gid
+    suffixes, ends in _lat."""
+    return test.split('-')[0].endswith('_lat')
+
+
 def read(path, metrics=METRICS):
     rows = OrderedDict()
     with open(path, encoding='utf-8') as f:
@@ -64,7 +70,7 @@ def sweep_chart(rows, rates, title):
     prints MB/s with two decimals only (0.01 at 2 bytes)."""
     sizes = {}
     for (test, size, setup) in rows:
-        if not test.endswith('_lat'):
+        if not is_lat(test):
             sizes.setdefault((test, setup), set()).add(int(size))
     swept = [k for k, v in sizes.items() if len(v) >= 3]
     if not swept:
@@ -185,7 +191,7 @@ def main():
                'better)</text>' % (left + width + 10 - 60))
     y = 60
     for (test, size, setup), cells in rows.items():
-        lat = test.endswith('_lat')
+        lat = is_lat(test)
         unit = 'us' if lat else 'MB/s'
         v = {d: mean(cells.get(d)) for d in drivers}
         top = max(x for x in list(v.values()) + [1e-9] if x is not None)

@@ -50,6 +50,12 @@ COUNTERS = (('retrans', 'retrans'), ('oos', 'oos'), ('drops', 'drops'),
 PRIMARY = ('bw_avg', 'lat_typ')
 
 
+def is_lat(test):
+    """A latency run: the perftest tool's name, less its -qN and -gid
+    suffixes, ends in _lat."""
+    return test.split('-')[0].endswith('_lat')
+
+
 def median(v):
     v = sorted(v)
     n = len(v)
@@ -240,7 +246,7 @@ def table(res, keys, title, out):
                             for d in vs) + ('',)))
     for key in keys:
         test, size, setup = key
-        lat = test.endswith('_lat')
+        lat = is_lat(test)
         metric = 'lat_typ' if lat else 'bw_avg'
         if test in BASELINES:
             unit, ratios = ('usec' if lat else 'MiB/s') + \
@@ -315,7 +321,7 @@ def matrix(args):
            ' | '.join(lb for (lb, _), _ in cols) + ' |',
            '|---|---|---|' + '---|' * len(cols)]
     for key in keys:
-        lat = key[0].endswith('_lat')
+        lat = is_lat(key[0])
         metric = 'lat_typ' if lat else 'bw_avg'
         cells = []
         for _, res in cols:
@@ -571,9 +577,17 @@ def selftest():
                if ' '.join(w.split()) not in flat]
     for w in bad_siw:
         print('bench-table selftest: missing (siw): %r' % w)
+    # A run's kind survives its -qN and -gid suffixes.
+    kinds = (('ib_send_lat', True), ('ib_write_lat-gid', True),
+             ('ib_read_bw-gid', False), ('ib_write_bw-q4', False))
+    for name, lat in kinds:
+        if is_lat(name) != lat:
+            bad.append(name)
+            print('bench-table selftest: %s taken for a %s run'
+                  % (name, 'bandwidth' if lat else 'latency'))
     print(got + (siw if bad_siw else '') if bad or bad_siw else
           'bench-table selftest: %d checks passed'
-          % (len(SELFTEST_WANT) + len(SELFTEST_SIW_WANT) + 6))
+          % (len(SELFTEST_WANT) + len(SELFTEST_SIW_WANT) + 6 + len(kinds)))
     bad += bad_siw
     sys.exit(1 if bad else 0)
 
@@ -607,7 +621,7 @@ def tables(res, core):
         table(res, first + rest, 'perftest: median (min..max) of %d round(s)'
               % nr, out)
 
-    lat = [k for k in first + rest if k[0].endswith('_lat')]
+    lat = [k for k in first + rest if is_lat(k[0])]
     if lat:
         fmt = '%-15s %7s %-5s' + ' %12s' * (2 * len(drv))
         out.append('latency tail (usec; median of the rounds)')

@@ -57,8 +57,10 @@ usage: bench.sh [--kernel 6.1|6.12|7.2] [--rounds N] [--drivers sroce,rxe,siw]
   (latency iterations, default 1000) and BENCH_TIMEOUT (limit of one
   run, default 60) from the environment of this script, and
   BENCH_RUNS ("TOOL SIZE,TOOL SIZE,...": other core runs than the ones
-  above), BENCH_SWEEP_TOOLS and BENCH_SWEEP_SIZES (space-separated) and
-  BENCH_SHOW=1 (scripts/demo.sh: show the device, rping, counters).
+  above; a perftest TOOL may end in -qN for N QPs, and in -gid to connect
+  without rdma_cm, over the IPv4 RoCE GID: not siw), BENCH_SWEEP_TOOLS and
+  BENCH_SWEEP_SIZES (space-separated) and BENCH_SHOW=1 (scripts/demo.sh:
+  show the device, rping, counters).
   Every perftest run also records the change of the device's retransmit
   and drop counters (tests/guest/perf.sh).
   The chart goes to OUT/table.svg (scripts/bench-plot.py): bandwidth by

@@ -26,6 +26,7 @@
 # are not tried.
 # Besides perftest's tools, a run's TOOL may be
 #   ib_*_bw-qN  that tool with -q N (N QPs)
+#   ib_*-gid    that tool connected without rdma_cm (args below)
 #   tcp_bw, udp_bw  qperf over TCP or UDP with SIZE-byte messages (a qperf
 #        server on VM1; in one guest on the guest itself, over loopback),
 #        bw_avg converted to MiB/s like perftest's (udp_bw: the receiver's)
@@ -107,13 +108,22 @@ parse() {
 }
 
 # args TOOL SIZE SECS: the perftest options of one run (same on both
-# sides); TOOL may end in -qN.
+# sides). TOOL may end in -qN (N QPs) and in -gid: perftest then connects
+# through its own TCP exchange to the IPv4 RoCE GID (-x) instead of
+# rdma_cm, and sets the QP's READ depths itself (not for siw, which is
+# iWARP).
 args() {
-	local q=''
-	case $1 in *-q[0-9]*) q="-q ${1##*-q}" ;; esac
+	local q='' cm=-R p parts
+	IFS=- read -ra parts <<<"$1"
+	for p in "${parts[@]:1}"; do
+		case $p in
+		q[0-9]*) q="-q ${p#q}" ;;
+		gid) cm="-x $(gid_index "$DEV" v4)" ;;
+		esac
+	done
 	case $1 in
-	*_bw*) echo "-d $DEV -R -F -s $2 -D $3 $q" ;;
-	*_lat) echo "-d $DEV -R -F -s $2 -n $ITERS" ;;
+	*_bw*) echo "-d $DEV $cm -F -s $2 -D $3 $q" ;;
+	*_lat*) echo "-d $DEV $cm -F -s $2 -n $ITERS" ;;
 	esac
 }
 
@@ -122,7 +132,7 @@ PORT=21000
 local_run() {
 	local tool=$1 size=$2 secs=$3 log=$4 pid rc a
 	read -ra a <<<"$(args "$tool" "$size" "$secs")"
-	tool=${tool%-q*}
+	tool=${tool%%-*}
 	PORT=$((PORT + 1))
 	timeout -k 3 $((LIMIT + 30)) "$tool" "${a[@]}" -p $PORT >"$log.server" 2>&1 &
 	pid=$!
@@ -296,8 +306,8 @@ for i in "${!ALL[@]}"; do
 				snap "$RDMA_SYNC/ctr.$i.after.$me"
 			else
 				read -ra a <<<"$(args "$tool" "$size" "$secs")"
-				pair "$name" 1 "$LIMIT" "${tool%-q*}" "${a[@]}" -p @PORT@ -- \
-					"${tool%-q*}" "${a[@]}" -p @PORT@ "$PEER_V4"
+				pair "$name" 1 "$LIMIT" "${tool%%-*}" "${a[@]}" -p @PORT@ -- \
+					"${tool%%-*}" "${a[@]}" -p @PORT@ "$PEER_V4"
 				rc=$(pair_client_rc)
 				id=$(printf '%03d' "$RDMA_SEQ")
 				snap "$RDMA_SYNC/ctr.$i.after.$me"
@@ -317,7 +327,7 @@ for i in "${!ALL[@]}"; do
 			fi
 			echo "# $name: $why; once more"
 		done
-		[ "$rc" != 0 ] || [ "$me" != 0 ] || res=$(parse "${tool%-q*}" "$size" "$log")
+		[ "$rc" != 0 ] || [ "$me" != 0 ] || res=$(parse "${tool%%-*}" "$size" "$log")
 		if [ -n "$res" ]; then
 			res+=$'\n'$(counters "$RDMA_SYNC/ctr.$i".{before,after}.*)
 		fi
@@ -333,7 +343,7 @@ for i in "${!ALL[@]}"; do
 			if [ "$rc" = 0 ]; then
 				record_fail "$tool" "$size" no-figure
 			elif [ "$rc" = 124 ] &&
-				grep -qs "type RC state RESET .*comm ${tool%-q*}" "$log"; then
+				grep -qs "type RC state RESET .*comm ${tool%%-*}" "$log"; then
 				# Killed at the limit with its QP never
 				# connected: perftest's client spinning after
 				# a connect that failed (perftest#93, seen
