@@ -910,21 +910,23 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *a, int mask,
 
 /* What sroce_fill_res_qp_entry() reports, named as `rdma resource` shows it. */
 struct sroce_qp_res {
-	u32 una_psn, next_psn, max_psn, sq_wqes, rd_outstanding, retry_left,
-	    rnr_left, rnr_wait, timer, srtt_us, rto_us, rq_wqes, msn,
-	    resp_jobs, read_jobs, nak_seq, cpu;
+	u32 una_psn, next_psn, max_psn, sq_wqes, rd_outstanding, rd_max,
+	    rd_chunk, retry_left, rnr_left, rnr_wait, timer, srtt_us, rto_us,
+	    rq_wqes, msn, resp_jobs, read_jobs, rd_dest_max, nak_seq, cpu;
 };
 
 #define SROCE_QP_RES(f, hex) SROCE_RES_FIELD(struct sroce_qp_res, f, hex)
 static const struct sroce_res_field sroce_qp_res_fields[] = {
 	SROCE_QP_RES(una_psn, true), SROCE_QP_RES(next_psn, true),
 	SROCE_QP_RES(max_psn, true), SROCE_QP_RES(sq_wqes, false),
-	SROCE_QP_RES(rd_outstanding, false), SROCE_QP_RES(retry_left, false),
+	SROCE_QP_RES(rd_outstanding, false), SROCE_QP_RES(rd_max, false),
+	SROCE_QP_RES(rd_chunk, false), SROCE_QP_RES(retry_left, false),
 	SROCE_QP_RES(rnr_left, false), SROCE_QP_RES(rnr_wait, false),
 	SROCE_QP_RES(timer, false), SROCE_QP_RES(srtt_us, false),
 	SROCE_QP_RES(rto_us, false), SROCE_QP_RES(rq_wqes, false),
 	SROCE_QP_RES(msn, false), SROCE_QP_RES(resp_jobs, false),
-	SROCE_QP_RES(read_jobs, false), SROCE_QP_RES(nak_seq, false),
+	SROCE_QP_RES(read_jobs, false), SROCE_QP_RES(rd_dest_max, false),
+	SROCE_QP_RES(nak_seq, false),
 	SROCE_QP_RES(cpu, false),
 };
 
@@ -936,11 +938,13 @@ static const struct sroce_res_field sroce_qp_res_fields[] = {
  * What ``rdma resource show qp -dd`` adds to ib_core's own attributes
  * (state, type, the PSNs of query_qp): the requester's window (oldest
  * unacknowledged, next and highest PSN sent), its WQEs not yet complete,
- * READs and atomics outstanding, the retry and RNR budgets left, the
+ * READs and atomics outstanding, how many it may have (max_rd_atomic) and
+ * the packets a READ request asks for, the retry and RNR budgets left, the
  * timer, the smoothed round trip and the timer's period now; the
  * responder's receive WQEs posted (none with an SRQ), its MSN, the READ
- * and ACK jobs queued and whether a sequence NAK is outstanding; the CPU
- * of the QP's worker. A snapshot under both locks.
+ * and ACK jobs queued, the READs it takes at once (max_dest_rd_atomic)
+ * and whether a sequence NAK is outstanding; the CPU of the QP's worker.
+ * A snapshot under both locks.
  *
  * Return: 0, or -EMSGSIZE when the message is full.
  */
@@ -956,6 +960,8 @@ int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	r.max_psn = qp->req.max_psn;
 	r.sq_wqes = (qp->req.head - qp->sq.cons) & qp->sq.index_mask;
 	r.rd_outstanding = qp->req.rd_outstanding;
+	r.rd_max = qp->max_rd_atomic;
+	r.rd_chunk = sroce_rd_chunk_pkts(qp->max_rd_atomic);
 	r.retry_left = qp->req.retry_left;
 	r.rnr_left = qp->req.rnr_left;
 	r.rnr_wait = qp->req.rnr_wait;
@@ -969,6 +975,7 @@ int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	r.msn = qp->resp.msn;
 	r.resp_jobs = qp->resp.job_tail - qp->resp.job_head;	/* tail produces */
 	r.read_jobs = qp->resp.rd_pending;
+	r.rd_dest_max = qp->max_dest_rd_atomic;
 	r.nak_seq = qp->resp.nak_seq;
 	r.cpu = qp->cpu;
 	spin_unlock(&qp->resp.lock);

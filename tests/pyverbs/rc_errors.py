@@ -193,6 +193,14 @@ def happy_send(env):
     check(r.get('srtt_us', 0) > 0 and
           r.get('rto_us', 0) >= max(tmo, r['srtt_us']),
           t + ': srtt_us > 0, rto_us at least 67 ms and srtt_us', r)
+    # Its READ limits as modify_qp set them, and the READ request size
+    # they give (64 packets shared by the READs allowed, 16 at least).
+    chunk = max(16, min(64, 64 // env.rd_atom))
+    check(r.get('rd_max') == env.rd_atom and
+          r.get('rd_dest_max') == env.rd_atom and
+          r.get('rd_chunk') == chunk,
+          t + ': rd_max and rd_dest_max %d, rd_chunk %d'
+          % (env.rd_atom, chunk), r)
     f.close()
 
 
