@@ -196,7 +196,7 @@ res_of() {
 			END { if (l) print l }' | grep 'comm ibv_rc_pingpong'
 }
 t "rdma resource show qp -dd: sroce's details of the waiting pingpong's QP" \
-	wait_for 30 bash -c "$(declare -f res_of); res_of qp | grep -q 'drv_una_psn 0x[0-9a-f]* .*drv_sq_wqes 0 drv_rd_outstanding 0 drv_rd_max 0 drv_rd_chunk 64 .*drv_srtt_us 0 .*drv_rto_us 0 .*drv_rq_wqes 64 .*drv_rd_dest_max 0 drv_nak_seq 0'"
+	wait_for 30 bash -c "$(declare -f res_of); res_of qp | grep -q 'drv_una_psn 0x[0-9a-f]* .*drv_sq_wqes 0 .*drv_rd_outstanding 0 .*drv_rd_max 0 .*drv_rd_chunk 64 .*drv_srtt_us 0 .*drv_rto_us 0 .*drv_rq_wqes 64 .*drv_rd_dest_max 0 .*drv_nak_seq 0'"
 t "rdma resource show cq -dd: its CQ empty, unarmed, no QP parked" \
 	bash -c "$(declare -f res_of); res_of cq | grep -q 'drv_queued 0 .*drv_arm 0 .*drv_parked_qps 0'"
 t "rdma resource show mr -dd: its MR a user MR of one 4 KiB page, idle" \
