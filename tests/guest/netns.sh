@@ -242,6 +242,7 @@ t "sroce0 received nothing from ns1" test "$(counter rx_packets sroce0)" = "$c0"
 # 0. The client therefore sleeps on its completion channel (ib_send_bw
 # -e; ib_write_bw has no -e, and -D none with it), and ibv_asyncwatch
 # waits on the async fd, which is what a polling application has.
+#
 # The three run under ip netns exec itself, not n1 or n2: $! is then the
 # process (ip execs timeout) and kill ends it, where it would end only a
 # subshell and leave a process holding its namespace (and the devices
