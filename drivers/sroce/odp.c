@@ -400,13 +400,12 @@ static struct sroce_qp *sroce_odp_work_qp(struct sroce_dev *sdev,
 
 	if (!ow->serial)
 		return NULL;
-	/* The QP's memory outlives a grace period after it is unlisted. */
-	rcu_read_lock();
-	qp = xa_load(&sdev->qp_xa, ow->qpn);
-	if (qp && (READ_ONCE(qp->serial) != ow->serial ||
-		   !refcount_inc_not_zero(&qp->users)))
+	/* Held, the QP is there to check: not a later one of that number. */
+	qp = sroce_qp_get(sdev, ow->qpn);
+	if (qp && READ_ONCE(qp->serial) != ow->serial) {
+		sroce_qp_put(qp);
 		qp = NULL;
-	rcu_read_unlock();
+	}
 	return qp;
 }
 

@@ -18,18 +18,24 @@
 #include "sroce.h"
 #include "trace.h"
 
-struct sroce_qp *sroce_qp_get(struct sroce_dev *sdev, u32 qpn)
+/**
+ * sroce_qp_ref_init() - give @qp the references its lookup entry holds
+ * @qp: the QP, being created
+ *
+ * Return: 0 or -ENOMEM. Until sroce_qpn_alloc() publishes it, kfree()
+ * undoes it; after, sroce_qp_unlist() and sroce_qp_quiesce().
+ */
+int sroce_qp_ref_init(struct sroce_qp *qp)
 {
-	struct sroce_qp *qp;
-
-	rcu_read_lock();
-	qp = xa_load(&sdev->qp_xa, qpn);
-	if (qp && !refcount_inc_not_zero(&qp->users))
-		qp = NULL;
-	rcu_read_unlock();
-	return qp;
+	qp->ref = kzalloc_obj(*qp->ref, GFP_KERNEL_ACCOUNT);
+	if (!qp->ref)
+		return -ENOMEM;
+	refcount_set(&qp->ref->users, 1);
+	init_completion(&qp->ref->idle);
+	qp->ref->qp = qp;
+	return 0;
 }
-EXPORT_SYMBOL_IF_KUNIT(sroce_qp_get);
+EXPORT_SYMBOL_IF_KUNIT(sroce_qp_ref_init);
 
 /**
  * sroce_qpn_alloc() - give @qp a QP number and make it findable by it
@@ -45,7 +51,7 @@ EXPORT_SYMBOL_IF_KUNIT(sroce_qp_get);
  */
 int sroce_qpn_alloc(struct sroce_dev *sdev, struct sroce_qp *qp, u32 *qpn)
 {
-	return xa_alloc_cyclic_bh(&sdev->qp_xa, qpn, qp,
+	return xa_alloc_cyclic_bh(&sdev->qp_xa, qpn, qp->ref,
 				  XA_LIMIT(16, SROCE_MCAST_QPN - 1),
 				  &sdev->qp_next, GFP_KERNEL);
 }
@@ -55,34 +61,31 @@ EXPORT_SYMBOL_IF_KUNIT(sroce_qpn_alloc);
  * sroce_qp_unlist() - take @qp out of the receive path's lookups
  * @sdev: its device
  * @qp: the QP, being destroyed
- *
- * Return: the RCU state to hand to sroce_qp_quiesce().
  */
-unsigned long sroce_qp_unlist(struct sroce_dev *sdev, struct sroce_qp *qp)
+void sroce_qp_unlist(struct sroce_dev *sdev, struct sroce_qp *qp)
 {
 	xa_erase_bh(&sdev->qp_xa, qp->ibqp.qp_num);
-	return get_state_synchronize_rcu();
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_qp_unlist);
 
 /**
  * sroce_qp_quiesce() - wait until nothing can touch an unlisted QP
  * @qp: the QP, unlisted
- * @gp: what sroce_qp_unlist() returned
  *
  * Drops the creation reference and waits for the holders of the others.
- * A receive path may have loaded @qp from the xarray before it was
- * erased and not yet taken its reference (sroce_qp_get()): it is inside
- * an RCU read-side section, so the wait for a grace period started at
- * unlisting keeps ib_core from freeing the memory under it. The grace
- * period has usually passed by then, and cond_synchronize_rcu() then
- * costs nothing.
+ * A receive path may have loaded the QP's lookup entry before it was
+ * erased and not yet taken its reference: it is inside an RCU read-side
+ * section, and the entry, freed after a grace period, is still there for
+ * it to find its count at zero. The QP itself it never reaches.
  */
-void sroce_qp_quiesce(struct sroce_qp *qp, unsigned long gp)
+void sroce_qp_quiesce(struct sroce_qp *qp)
 {
+	struct sroce_qp_ref *ref = qp->ref;
+
 	sroce_qp_put(qp);
-	wait_for_completion(&qp->idle);
-	cond_synchronize_rcu(gp);
+	wait_for_completion(&ref->idle);
+	qp->ref = NULL;
+	kfree_rcu(ref, rcu);
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_qp_quiesce);
 
@@ -514,8 +517,6 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 
 	qp->sdev = sdev;
 	qp->user = !!udata;
-	refcount_set(&qp->users, 1);
-	init_completion(&qp->idle);
 	INIT_LIST_HEAD(&qp->mw_list);
 	spin_lock_init(&qp->req.lock);
 	spin_lock_init(&qp->resp.lock);
@@ -537,10 +538,13 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		err = -ENOMEM;
 		goto err_dst;
 	}
+	err = sroce_qp_ref_init(qp);
+	if (err)
+		goto err_jobs;
 
 	err = sroce_qp_queues(qp, init, udata);
 	if (err)
-		goto err_dst;
+		goto err_ref;
 	/*
 	 * What a user QP allocates while it runs and keeps (its streams'
 	 * pages for big packet heads, net.c) is charged to its creator.
@@ -551,7 +555,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 
 	if (init->qp_type == IB_QPT_GSI) {
 		qpn = 1;
-		err = udata ? -EINVAL : xa_insert_bh(&sdev->qp_xa, qpn, qp,
+		err = udata ? -EINVAL : xa_insert_bh(&sdev->qp_xa, qpn, qp->ref,
 						      GFP_KERNEL);
 		qp->pmtu = ib_mtu_enum_to_int(sdev->active_mtu);
 		qp->sport = rdma_flow_label_to_udp_sport(rdma_calc_flow_label(1,
@@ -573,8 +577,11 @@ err_queues:
 	sroce_queue_free(&qp->rq);
 	sroce_queue_free(&qp->sq);
 	kvfree(qp->swqe);
-err_dst:
+err_ref:
+	kfree(qp->ref);
+err_jobs:
 	kvfree(qp->resp.jobs);
+err_dst:
 	dst_cache_destroy(&qp->dst_cache);
 err_res:
 	sroce_res_put(sdev, SROCE_RES_QP);
@@ -585,7 +592,6 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct sroce_qp *qp = to_sqp(ibqp);
 	struct sroce_dev *sdev = qp->sdev;
-	unsigned long gp;
 
 	spin_lock_bh(&qp->req.lock);
 	spin_lock(&qp->resp.lock);
@@ -594,14 +600,14 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	spin_unlock(&qp->resp.lock);
 	spin_unlock_bh(&qp->req.lock);
 
-	gp = sroce_qp_unlist(sdev, qp);
+	sroce_qp_unlist(sdev, qp);
 	hrtimer_cancel(&qp->req.timer);
 	cancel_delayed_work_sync(&qp->tx_work);
 	/* Off the CQ's list first: arming the CQ would queue the work. */
 	if (qp->user && qp->ibqp.recv_cq)
 		sroce_rq_err_unpark(qp, to_scq(qp->ibqp.recv_cq));
 	cancel_delayed_work_sync(&qp->rq_err_work);
-	sroce_qp_quiesce(qp, gp);
+	sroce_qp_quiesce(qp);
 	/* A receive path that ran last may have re-armed either. */
 	hrtimer_cancel(&qp->req.timer);
 	cancel_delayed_work_sync(&qp->tx_work);

@@ -456,52 +456,91 @@ static int qp_holder_fn(void *arg)
 	return 0;
 }
 
+struct qp_reader {
+	struct sroce_dev *sdev;
+	struct completion loaded;
+	bool quiesced;		/* set once sroce_qp_quiesce() returned */
+	bool timed_out;
+	bool got;
+};
+
+/*
+ * A receive path that loaded the lookup entry just before the erase: in
+ * its RCU read-side section until the destroy is over, then trying for a
+ * reference. A destroy that waited for a grace period would wait for it.
+ */
+static int qp_reader_fn(void *arg)
+{
+	struct qp_reader *r = arg;
+	struct sroce_qp_ref *ref;
+	int i;
+
+	rcu_read_lock();
+	ref = xa_load(&r->sdev->qp_xa, 17);
+	complete(&r->loaded);
+	for (i = 0; i < 500 && !READ_ONCE(r->quiesced); i++)
+		mdelay(10);
+	r->timed_out = !READ_ONCE(r->quiesced);
+	r->got = ref && refcount_inc_not_zero(&ref->users);
+	rcu_read_unlock();
+	while (!kthread_should_stop())
+		msleep(20);
+	return 0;
+}
+
 /*
  * Destroying a QP: once sroce_qp_unlist() and sroce_qp_quiesce() return,
- * ib_core frees the QP. By then the QP must be out of the lookup, every
- * reference taken before must be dropped, and an RCU grace period begun
- * at unlisting must be over: a receive path that loaded the pointer just
- * before the erase, and has not yet taken its reference, is inside an
- * RCU read-side section that the free must not overtake.
+ * ib_core frees the QP. By then the QP must be out of the lookup and
+ * every reference taken before must be dropped; a receive path that
+ * loaded the lookup entry before the erase, and has not yet taken its
+ * reference, must find the entry still there with no reference to take,
+ * and the destroy must not wait for it to leave its RCU read-side section
+ * (a grace period a destroy: tearing down thousands of connections).
  */
 static void qp_destroy_waits(struct kunit *test)
 {
 	struct sroce_dev *sdev = kunit_kzalloc(test, sizeof(*sdev), GFP_KERNEL);
 	struct sroce_qp *qp = kunit_kzalloc(test, sizeof(*qp), GFP_KERNEL);
 	struct qp_holder h = {};
-	struct task_struct *t;
-	unsigned long gp;
+	struct qp_reader r = { .sdev = sdev };
+	struct task_struct *t, *rt;
 
 	KUNIT_ASSERT_NOT_NULL(test, sdev);
 	KUNIT_ASSERT_NOT_NULL(test, qp);
 	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_BH);
-	refcount_set(&qp->users, 1);
-	init_completion(&qp->idle);
+	KUNIT_ASSERT_EQ(test, sroce_qp_ref_init(qp), 0);
 	qp->ibqp.qp_num = 17;
-	KUNIT_ASSERT_EQ(test, xa_insert_bh(&sdev->qp_xa, 17, qp, GFP_KERNEL),
-			0);
+	KUNIT_ASSERT_EQ(test, xa_insert_bh(&sdev->qp_xa, 17, qp->ref,
+					   GFP_KERNEL), 0);
 
 	/* A reference held a while longer by someone else. */
 	h.qp = sroce_qp_get(sdev, 17);
 	KUNIT_ASSERT_PTR_EQ(test, h.qp, qp);
 	t = kthread_run(qp_holder_fn, &h, "sroce-kunit-qp");
 	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	init_completion(&r.loaded);
+	rt = kthread_run(qp_reader_fn, &r, "sroce-kunit-rcu");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(rt));
+	wait_for_completion(&r.loaded);
 
-	gp = sroce_qp_unlist(sdev, qp);
+	sroce_qp_unlist(sdev, qp);
 	KUNIT_EXPECT_NULL(test, sroce_qp_get(sdev, 17));
-	sroce_qp_quiesce(qp, gp);
+	sroce_qp_quiesce(qp);
+	WRITE_ONCE(r.quiesced, true);
 	KUNIT_EXPECT_TRUE(test, READ_ONCE(h.put));
-	KUNIT_EXPECT_TRUE(test, poll_state_synchronize_rcu(gp));
+	KUNIT_EXPECT_NULL(test, qp->ref);
+	kthread_stop(rt);
+	KUNIT_EXPECT_FALSE_MSG(test, r.timed_out,
+			       "the destroy waited for an RCU reader");
+	KUNIT_EXPECT_FALSE(test, r.got);
 	kthread_stop(t);
 
-	/* With no other reference, the grace period alone. */
-	refcount_set(&qp->users, 1);
-	reinit_completion(&qp->idle);
-	KUNIT_ASSERT_EQ(test, xa_insert_bh(&sdev->qp_xa, 17, qp, GFP_KERNEL),
-			0);
-	gp = sroce_qp_unlist(sdev, qp);
-	sroce_qp_quiesce(qp, gp);
-	KUNIT_EXPECT_TRUE(test, poll_state_synchronize_rcu(gp));
+	/* With no other reference: at once. */
+	KUNIT_ASSERT_EQ(test, sroce_qp_ref_init(qp), 0);
+	KUNIT_ASSERT_EQ(test, xa_insert_bh(&sdev->qp_xa, 17, qp->ref,
+					   GFP_KERNEL), 0);
+	sroce_qp_unlist(sdev, qp);
+	sroce_qp_quiesce(qp);
 	KUNIT_EXPECT_TRUE(test, xa_empty(&sdev->qp_xa));
 	xa_destroy(&sdev->qp_xa);
 }
