@@ -47,7 +47,18 @@ COUNTERS = (('retrans', 'retrans'), ('oos', 'oos'), ('drops', 'drops'),
             ('timeouts', 'tmo'), ('cuts', 'cut'), ('rewinds', 'rew'),
             ('work', 'work'))
 # A run's result: a round where one of these is 0 or less failed.
-PRIMARY = ('bw_avg', 'lat_typ')
+PRIMARY = ('bw_avg', 'lat_typ', 'conn_per_s')
+# tools/sroce-cmscale's runs (bench.sh's scale set): its metrics as
+# shown, and whether less is better.
+CMSCALE = 'cmscale'
+CMSCALE_METRICS = (
+    ('conn_per_s', 'connections set up a second', False),
+    ('teardown_s', 's to tear them all down', True),
+    ('memfree_kib_qp', 'KiB of memory a QP (MemFree)', True),
+    ('slab_kib_qp', 'KiB of slab a QP', True),
+    ('vmalloc_kib_qp', 'KiB of vmalloc a QP (the rings)', True),
+    ('memcg_kib_qp', 'KiB charged to the memory cgroup a QP', True),
+)
 
 
 def is_lat(test):
@@ -222,6 +233,18 @@ def targets(res):
             judge('ib_send_lat 2 B, %s, siw/sroce' % where,
                   by_round(lat, 'siw', lat, 'sroce', 'lat_typ',
                            lambda a, b: a / b), 1, 'x')
+    # The scale set: 4096 QPs moving data, and what a connected QP holds.
+    many = ('ib_write_bw-q4096', '4096', 'two')
+    conns = (CMSCALE, '4096', 'two')
+    for other in DRIVERS[1:]:
+        if other in res.runs.get(many, {}):
+            judge('ib_write_bw 4 KiB -q 4096, sroce/%s' % other,
+                  by_round(many, 'sroce', many, other, 'bw_avg',
+                           lambda a, b: a / b), 1, 'x')
+    if 'rxe' in res.runs.get(conns, {}):
+        judge('memory a QP, 4096 connected, rxe/sroce',
+              by_round(conns, 'rxe', conns, 'sroce', 'memfree_kib_qp',
+                       lambda a, b: a / b), 1, 'x')
     return out
 
 
@@ -266,6 +289,32 @@ def table(res, keys, title, out):
                               tuple(res.ratio(key, 'msg_rate', False, d)
                                     for d in vs) +
                               ('1000 messages/s (message rate)',)))
+    out.append('')
+
+
+def scale_table(res, keys, out):
+    """tools/sroce-cmscale's runs: a row per metric of each."""
+    drv = res.drivers
+    vs = drv[1:]
+    fmt = ('%-15s %7s %-5s' + ' %22s' * len(drv) + ' %20s' * len(vs) +
+           '  %s')
+    out.append('rdma_cm connections (tools/sroce-cmscale, VM0 to VM1; '
+               'memory: VM0 with all of them connected)')
+    out.append(fmt % (('test', 'qps', 'setup') + tuple(drv) +
+                      tuple('ratio' if d == 'rxe' else 'vs ' + d
+                            for d in vs) + ('',)))
+    for key in keys:
+        for metric, what, less in CMSCALE_METRICS:
+            # (memcg_kib_qp: only where the guest has memory cgroups)
+            if not any(m and metric in m
+                       for c in res.runs[key].values()
+                       for m in c.values()):
+                continue
+            out.append(fmt % (key + tuple(res.cell(key, d, metric)
+                                          for d in drv) +
+                              tuple(res.ratio(key, metric, less, d)
+                                    for d in vs) +
+                              (what + '; ' + ratio_names(vs, less),)))
     out.append('')
 
 
@@ -317,6 +366,9 @@ def matrix(args):
                  (k[0] not in BASELINES or k[:2] in MATRIX_BASE)]
     # By setup; in each the perftest runs, then -q N, then baselines.
     keys.sort(key=lambda k: (k[2], k[0] in BASELINES, '-q' in k[0]))
+    cms = sorted((k for k in keys if k[0] == CMSCALE),
+                 key=lambda k: int(k[1]))
+    keys = [k for k in keys if k[0] != CMSCALE]
     out = ['| test | size | setup | ' +
            ' | '.join(lb for (lb, _), _ in cols) + ' |',
            '|---|---|---|' + '---|' * len(cols)]
@@ -341,6 +393,33 @@ def matrix(args):
             cells.append(c)
         out.append('| %s | %s | %s | %s |' % (key + (' | '.join(cells),)))
     out.append('')
+    if cms:
+        out.append('| connections | qps | metric | ' +
+                   ' | '.join(lb for (lb, _), _ in cols) + ' |')
+        out.append('|---|---|---|' + '---|' * len(cols))
+    for key in cms:
+        for metric, what, less in CMSCALE_METRICS:
+            cells = []
+            for _, res in cols:
+                drv = res.drivers
+                med = [res.median(key, d, metric) for d in drv]
+                bad = [res.values(key, d, metric) is None for d in drv]
+                if all(m is None for m in med) and not any(bad):
+                    cells.append('-')
+                    continue
+                shown = ['fail' if f else '-' if m is None else num(m, 3)
+                         for m, f in zip(med, bad)]
+                r = [times(res.ratio(key, metric, less, d))
+                     for d in drv[1:]]
+                c = '%s, %s / %s' % (r[0], shown[0], shown[1])
+                for d, ri, v in zip(drv[2:], r[1:], shown[2:]):
+                    c += ('; %s -' % d if v == '-' else
+                          '; %s %s, %s' % (d, ri, v))
+                cells.append(c)
+            out.append('| %s | %s | %s | %s |' % (
+                'rdma_cm (sroce-cmscale)', key[1], what, ' | '.join(cells)))
+    if cms:
+        out.append('')
     # The targets, one row each, a column per directory.
     goals = OrderedDict()
     for i, (_, res) in enumerate(cols):
@@ -408,6 +487,10 @@ SELFTEST = """\
 3 ib_read_bw 65536 one rxe bw_avg 100
 1 ib_send_lat 2 two sroce lat_typ 10
 1 ib_send_lat 2 two rxe fail vm-timeout
+1 cmscale 4096 two sroce conn_per_s 90
+1 cmscale 4096 two sroce memfree_kib_qp 180
+1 cmscale 4096 two rxe conn_per_s 100
+1 cmscale 4096 two rxe memfree_kib_qp 90
 """
 SELFTEST_WANT = (
     'ib_write_bw 64 KiB, one guest, sroce/rxe       '
@@ -434,6 +517,13 @@ SELFTEST_WANT = (
     'round 3: bw_avg 0.00.',
     'Failed: 6.1, MTU 9000, ib_send_lat 2 two rxe: round 1: vm-timeout.',
     'Failed: 6.1, MTU 9000, ib_read_bw 65536 two sroce: round 2: failed.',
+    # The scale set's connections: less memory is better.
+    'memory a QP, 4096 connected, rxe/sroce         '
+    '0.5x, goal 1x                          MISSED',
+    '| rdma_cm (sroce-cmscale) | 4096 | connections set up a second | '
+    '0.9x, 90 / 100 |',
+    '| rdma_cm (sroce-cmscale) | 4096 | KiB of memory a QP (MemFree) | '
+    '0.5x, 180 / 90 |',
 )
 # SELFTEST with siw's rounds added: its column, the ratios against it
 # (2x bandwidth, 0.85x latency), a target met, one missed, one failed.
@@ -603,7 +693,8 @@ def tables(res, core):
     out = []
 
     def is_core(k):
-        return (k[0], k[1]) in core or not core and k[0] not in BASELINES
+        return ((k[0], k[1]) in core or not core and
+                k[0] not in BASELINES + (CMSCALE,))
 
     def is_sweep(k):
         return len(sizes[(k[0], k[2])]) >= 3
@@ -614,7 +705,9 @@ def tables(res, core):
             ((k[0], k[1]) in BASE_RUNS or not is_sweep(k))]
     sweep = sorted((k for k in keys if is_sweep(k)),
                    key=lambda k: (k[2], k[0], int(k[1])))
-    rest = [k for k in keys if k not in first + qps + base + sweep]
+    cms = sorted((k for k in keys if k[0] == CMSCALE),
+                 key=lambda k: int(k[1]))
+    rest = [k for k in keys if k not in first + qps + base + sweep + cms]
     # (the core's runs are in the sweep's table too, if it has their size)
     nr = len(res.rounds)
     if first or rest:
@@ -639,6 +732,9 @@ def tables(res, core):
 
     if qps:
         table(res, qps, 'ib_write_bw with -q N (N QPs)', out)
+
+    if cms:
+        scale_table(res, cms, out)
 
     if base:
         table(res, base, 'baselines (qperf: TCP, UDP; tools/sroce-memcpy)',

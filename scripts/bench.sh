@@ -20,7 +20,7 @@ set -uo pipefail
 usage() {
 	cat >&2 <<'EOF'
 usage: bench.sh [--kernel 6.1|6.12|7.2] [--rounds N] [--drivers sroce,rxe,siw]
-                [--setups one,two] [--set all|core,base,sweep,qps]
+                [--setups one,two] [--set all|core,base,sweep,qps,scale]
                 [--out DIR] [--timeout SEC] [--mtu N]
                 [--load idle|host:N|guest:N]
   --kernel   the guests' kernel (default 6.1); every driver runs on it
@@ -40,9 +40,17 @@ usage: bench.sh [--kernel 6.1|6.12|7.2] [--rounds N] [--drivers sroce,rxe,siw]
                     (default 2) s each, in setup two (else the first)
              qps    ib_write_bw 64 KiB with -q 1, 2, 4, 8, in setup one
                     (else the first)
+             scale  setup two only, its guests with 2 GiB each:
+                    tools/sroce-cmscale with 1024 and
+                    4096 rdma_cm connections (connects a second,
+                    teardown time, kernel memory per QP), then
+                    ib_write_bw 4 KiB with -q 16, 256, 1024 and 4096
+                    (2048 messages in all, 5 a QP at least); not in
+                    "all"
   --out      results directory (default build/bench/KERNEL, with -MTU
              when --mtu is given)
-  --timeout  limit of one VM run, boot included (default 900)
+  --timeout  limit of one VM run, boot included (default 900; 3600
+             with the scale set)
   --mtu      the guests' netdev MTU (default: the link's, 1500)
   --load     what else the machine does meanwhile (default idle):
              host:N   N CPU-bound processes on the host from the first
@@ -55,7 +63,8 @@ usage: bench.sh [--kernel 6.1|6.12|7.2] [--rounds N] [--drivers sroce,rxe,siw]
              -guest-N
   The guest reads BENCH_SECS (bandwidth run length, default 5), BENCH_ITERS
   (latency iterations, default 1000) and BENCH_TIMEOUT (limit of one
-  run, default 60) from the environment of this script, and
+  run, default 60; BENCH_SCALE_TIMEOUT, default 600, for a scale run)
+  from the environment of this script, and
   BENCH_RUNS ("TOOL SIZE,TOOL SIZE,...": other core runs than the ones
   above; a perftest TOOL may end in -qN for N QPs, and in -gid to connect
   without rdma_cm, over the IPv4 RoCE GID: not siw), BENCH_SWEEP_TOOLS and
@@ -77,7 +86,7 @@ top=$(dirname "$here")
 # shellcheck source=scripts/load.sh
 . "$here/load.sh"
 
-rounds=5 drivers=sroce,rxe,siw setups=one,two out='' vm_timeout=900 kernel=6.1
+rounds=5 drivers=sroce,rxe,siw setups=one,two out='' vm_timeout='' kernel=6.1
 mtu='' sets=${BENCH_SET:-all} bload=idle
 while [ $# -gt 0 ]; do
 	[ $# -ge 2 ] || usage
@@ -97,7 +106,7 @@ while [ $# -gt 0 ]; do
 done
 SWEEP_TOOLS=${BENCH_SWEEP_TOOLS:-ib_write_bw ib_send_bw tcp_bw}
 SWEEP_SIZES=${BENCH_SWEEP_SIZES:-2 8 32 128 512 2048 8192 32768 131072 524288 2097152 8388608}
-for v in "$rounds" "$vm_timeout" "${BENCH_SECS:-5}" "${BENCH_ITERS:-1000}" \
+for v in "$rounds" "${vm_timeout:-900}" "${BENCH_SCALE_TIMEOUT:-600}" "${BENCH_SECS:-5}" "${BENCH_ITERS:-1000}" \
 	"${BENCH_TIMEOUT:-60}" "${BENCH_SWEEP_SECS:-2}" $SWEEP_SIZES; do
 	[[ $v =~ ^[1-9][0-9]*$ ]] || usage
 done
@@ -112,8 +121,17 @@ load_ok "$bload" || usage
 for s in "${SETUPS[@]}"; do [[ $s =~ ^(one|two)$ ]] || usage; done
 [ "$sets" != all ] || sets=core,base,sweep,qps
 IFS=, read -ra SETS <<<"$sets"
-for s in "${SETS[@]}"; do [[ $s =~ ^(core|base|sweep|qps)$ ]] || usage; done
+for s in "${SETS[@]}"; do [[ $s =~ ^(core|base|sweep|qps|scale)$ ]] || usage; done
 has_set() { [[ ,$sets, == *,$1,* ]]; }
+if has_set scale && [[ ,$setups, != *,two,* ]]; then
+	echo "bench.sh: --set scale runs between two guests: --setups two" >&2
+	usage
+fi
+# A scale boot holds six runs of up to BENCH_SCALE_TIMEOUT each.
+if [ -z "$vm_timeout" ]; then
+	vm_timeout=900
+	! has_set scale || vm_timeout=3600
+fi
 
 # vm_broken LOG: why vm-run's guests (its "vmN: rc=R time=T VERDICT" lines
 # in LOG) give no figures: vm-splat, vm-timeout, vm-rc=R (perf.sh exits 0
@@ -163,6 +181,9 @@ for setup in "${SETUPS[@]}"; do
 	if has_set qps && [ "$setup" = "$qps_setup" ]; then
 		l+=("ib_write_bw-q1 65536,ib_write_bw-q2 65536,ib_write_bw-q4 65536,ib_write_bw-q8 65536")
 	fi
+	if has_set scale && [ "$setup" = two ]; then
+		l+=("cmscale 1024,cmscale 4096,ib_write_bw-q16 4096,ib_write_bw-q256 4096,ib_write_bw-q1024 4096,ib_write_bw-q4096 4096")
+	fi
 	RUNS_OF[$setup]=$(IFS=,; echo "${l[*]}")
 	# The sweep, made by perf.sh from the tools and sizes alike (a list
 	# would make the guest's kernel command line too long).
@@ -183,6 +204,7 @@ done
 # environment, so they go in as arguments of env(1).
 genv=(env "BENCH_SECS=${BENCH_SECS:-5}" "BENCH_ITERS=${BENCH_ITERS:-1000}"
 	"BENCH_TIMEOUT=${BENCH_TIMEOUT:-60}"
+	"BENCH_SCALE_TIMEOUT=${BENCH_SCALE_TIMEOUT:-600}"
 	"BENCH_SWEEP_SECS=${BENCH_SWEEP_SECS:-2}" "BENCH_SWEEP_SIZES=$SWEEP_SIZES"
 	"BENCH_SHOW=${BENCH_SHOW:-0}" "BENCH_MTU=$mtu")
 genv+=("BENCH_LOAD_GUEST=$(load_guest "$bload")")
@@ -224,6 +246,10 @@ if has_set base; then
 	make -s -C "$top/tools" sroce-memcpy >>"$out/build.log" 2>&1 ||
 		echo "bench: tools/sroce-memcpy did not build (see $out/build.log)"
 fi
+if has_set scale; then
+	make -s -C "$top/tools" sroce-cmscale >>"$out/build.log" 2>&1 ||
+		echo "bench: tools/sroce-cmscale did not build (see $out/build.log)"
+fi
 
 # --load host:N: the hogs start after the build and stop when this script
 # ends, however it ends.
@@ -244,8 +270,11 @@ for ((round = 1; round <= rounds; round++)); do
 		[ -n "${RUNS_OF[$setup]}${SWEEP_OF[$setup]}" ] || continue
 		for drv in "${order[@]}"; do
 			dir=$out/r$round-$setup-$drv
-			vms=1
+			vms=1 mem=1024
 			[ "$setup" = one ] || vms=2
+			# 4096 connected QPs of 128 WRs each way hold about
+			# 700 MiB of a guest's memory with sroce.
+			[[ ${RUNS_OF[$setup]} != *cmscale* ]] || mem=2048
 			s=$(date +%s)
 			echo "$round $setup $drv before $(cat /proc/loadavg)" >>"$load"
 			c0=$(cpu_now)
@@ -256,7 +285,7 @@ for ((round = 1; round <= rounds; round++)); do
 				: >"$dir/vm0/bench.txt"
 			else
 				"$here/vm-run.sh" --kernel "$kernel" --vms $vms \
-					--cpus $((3 - vms)) --out "$dir" \
+					--cpus $((3 - vms)) --mem $mem --out "$dir" \
 					--timeout "$vm_timeout" -- "${genv[@]}" \
 					"BENCH_RUNS=${RUNS_OF[$setup]}" \
 					"BENCH_SWEEP_TOOLS=${SWEEP_TOOLS_OF[$setup]}" \

@@ -34,6 +34,12 @@
 #        lat_typ in usec, half a round trip like perftest's (what the link
 #        and the two network stacks cost, with no RDMA)
 #   memcpy  tools/sroce-memcpy on VM0: memcpy(3) in SIZE-byte blocks, MiB/s
+#   cmscale  two guests: SIZE rdma_cm connections from VM0 to a listener
+#        on VM1 (tools/sroce-cmscale), each side's process in a memory
+#        cgroup of its own: conn_per_s, connect_s, teardown_s, and VM0's
+#        kernel memory per connected QP (slab_kib_qp, vmalloc_kib_qp,
+#        memfree_kib_qp, memcg_kib_qp), limited by BENCH_SCALE_TIMEOUT
+#        (default 600) s
 # BENCH_SECS (default 5) is the length of a bandwidth run, BENCH_ITERS
 # (default 1000) the iterations of a latency run, BENCH_TIMEOUT (default
 # 60) the limit of any one run. BENCH_RUNS ("TOOL SIZE,TOOL SIZE,...")
@@ -56,6 +62,17 @@ SETUP=${2:?usage: perf.sh sroce|rxe one|two}
 SECS=${BENCH_SECS:-5}
 ITERS=${BENCH_ITERS:-1000}
 LIMIT=${BENCH_TIMEOUT:-60}
+# The limit of a scale run (more than 8 QPs, cmscale): setting up and
+# tearing down thousands of connections takes minutes under TCG.
+SCALE_LIMIT=${BENCH_SCALE_TIMEOUT:-600}
+# limit TOOL: the time one run of TOOL may take.
+limit() {
+	if [[ $1 == cmscale || $1 =~ -q([0-9]+) && ${BASH_REMATCH[1]} -gt 8 ]]; then
+		echo "$SCALE_LIMIT"
+	else
+		echo "$LIMIT"
+	fi
+}
 me=$SROCE_VM_INDEX
 out=$SROCE_OUT/bench.txt
 : >"$out"
@@ -122,7 +139,26 @@ args() {
 		esac
 	done
 	case $1 in
-	*_bw*) echo "-d $DEV $cm -F -s $2 -D $3 $q" ;;
+	*_bw*)
+		# More than 8 QPs (the scale set): perftest's send CQ holds
+		# every QP's send queue, and rdma_rxe's CQ at most 32767
+		# entries, so 16384 WRs in all (fewer a QP above 128 QPs);
+		# and a number of messages, not a duration: with 256 QPs
+		# perftest's -D run measured nothing (0 iterations, 0.00
+		# MB/s) with either driver. 2048 messages in all, 5 a QP at
+		# least (perftest's least), a multiple of the depth when more
+		# than it: with 5 messages at a depth of 4 the client never
+		# ended, every message sent and acknowledged.
+		local n=${q#-q }
+		if [ -n "$q" ] && [ "$n" -gt 8 ]; then
+			local t=$((16384 / n)) it=$(((2048 + n - 1) / n))
+			[ "$t" -le 128 ] || t=128
+			[ "$it" -ge 5 ] || it=5
+			[ "$it" -le "$t" ] || it=$(((it + t - 1) / t * t))
+			echo "-d $DEV $cm -F -s $2 $q -t $t -n $it"
+			return
+		fi
+		echo "-d $DEV $cm -F -s $2 -D $3 $q" ;;
 	*_lat*) echo "-d $DEV $cm -F -s $2 -n $ITERS" ;;
 	esac
 }
@@ -130,11 +166,12 @@ args() {
 # local_run TOOL SIZE SECS LOG: server and client on this guest.
 PORT=21000
 local_run() {
-	local tool=$1 size=$2 secs=$3 log=$4 pid rc a
+	local tool=$1 size=$2 secs=$3 log=$4 pid rc a lim
+	lim=$(limit "$tool")
 	read -ra a <<<"$(args "$tool" "$size" "$secs")"
 	tool=${tool%%-*}
 	PORT=$((PORT + 1))
-	timeout -k 3 $((LIMIT + 30)) "$tool" "${a[@]}" -p $PORT >"$log.server" 2>&1 &
+	timeout -k 3 $((lim + 30)) "$tool" "${a[@]}" -p $PORT >"$log.server" 2>&1 &
 	pid=$!
 	if ! pair_wait_listening $PORT $pid; then
 		echo "# server not listening" >>"$log"
@@ -142,7 +179,7 @@ local_run() {
 		wait $pid
 		return 1
 	fi
-	timeout -k 3 "$LIMIT" "$tool" "${a[@]}" -p $PORT "$MY_V4" >"$log" 2>&1
+	timeout -k 3 "$lim" "$tool" "${a[@]}" -p $PORT "$MY_V4" >"$log" 2>&1
 	rc=$?
 	wait_for 5 bash -c "! kill -0 $pid" || kill $pid 2>/dev/null
 	wait $pid
@@ -252,6 +289,15 @@ fi
 
 # --- runs ------------------------------------------------------------------
 mkdir -p "$RDMA_LOGS" "$RDMA_SYNC"
+# cmscale's memory cgroup (cgroup2, the memory controller enabled below
+# the root).
+CMSCALE_CG=/sys/fs/cgroup/sroce-cmscale
+if [[ ",${ALL[*]}" == *[,\ ]cmscale\ * ]]; then
+	[ -e /sys/fs/cgroup/cgroup.controllers ] ||
+		mount -t cgroup2 none /sys/fs/cgroup
+	echo +memory >/sys/fs/cgroup/cgroup.subtree_control
+	mkdir -p "$CMSCALE_CG"
+fi
 # BENCH_LOAD_GUEST=N (bench.sh --load guest:N): N CPU-bound processes at
 # normal priority in this guest through every run, a busy machine.
 hogs=()
@@ -287,6 +333,23 @@ for i in "${!ALL[@]}"; do
 		fi
 		[ "$SETUP" = one ] || barrier baseline $((LIMIT + 60))
 		;;
+	cmscale)
+		# Each side's process in a memory cgroup of its own (made
+		# below), whose memory.current it reads.
+		if [ "$SETUP" != two ]; then
+			[ "$me" != 0 ] || record_fail "$tool" "$size" two-guests-only
+			continue
+		fi
+		cg=(sh -c 'echo $$ >"$0" && exec "$@"' "$CMSCALE_CG/cgroup.procs"
+			"$SROCE_TREE/tools/sroce-cmscale")
+		lim=$(limit "$tool")
+		pair "$name" 1 "$lim" "${cg[@]}" -s -b "$MY_V4" -p @PORT@ -n "$size" -t "$lim" -- \
+			"${cg[@]}" -c "$PEER_V4" -p @PORT@ -n "$size" -t "$lim"
+		rc=1
+		! pair_both_ok || rc=0
+		[ "$rc" != 0 ] || [ "$me" != 0 ] ||
+			res=$(awk '$1 ~ /^(conn_per_s|connect_s|teardown_s|[a-z]+_kib_qp)$/ { print $1, $2 }' "$PAIR_LOG")
+		;;
 	*)
 		# Again when perftest on either side could not calibrate its
 		# cycle counter (TCG timing noise; it may still exit 0, with
@@ -306,7 +369,7 @@ for i in "${!ALL[@]}"; do
 				snap "$RDMA_SYNC/ctr.$i.after.$me"
 			else
 				read -ra a <<<"$(args "$tool" "$size" "$secs")"
-				pair "$name" 1 "$LIMIT" "${tool%%-*}" "${a[@]}" -p @PORT@ -- \
+				pair "$name" 1 "$(limit "$tool")" "${tool%%-*}" "${a[@]}" -p @PORT@ -- \
 					"${tool%%-*}" "${a[@]}" -p @PORT@ "$PEER_V4"
 				rc=$(pair_client_rc)
 				id=$(printf '%03d' "$RDMA_SEQ")
