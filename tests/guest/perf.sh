@@ -340,6 +340,7 @@ for i in "${!ALL[@]}"; do
 			[ "$me" != 0 ] || record_fail "$tool" "$size" two-guests-only
 			continue
 		fi
+		# shellcheck disable=SC2016 # for that sh to expand
 		cg=(sh -c 'echo $$ >"$0" && exec "$@"' "$CMSCALE_CG/cgroup.procs"
 			"$SROCE_TREE/tools/sroce-cmscale")
 		lim=$(limit "$tool")
