@@ -355,6 +355,25 @@ def times(r):
     return r.replace(' ', 'x ', 1) if ' ' in r else r + 'x'
 
 
+def matrix_cell(res, key, metric, less, no_ratio):
+    """A matrix cell: the ratio against rxe (rxe/sroce if less is
+    better; "-" for no_ratio), the medians of sroce and rxe, then each
+    other driver's ratio and median."""
+    drv = res.drivers
+    med = [res.median(key, d, metric) for d in drv]
+    bad = [res.values(key, d, metric) is None for d in drv]
+    if all(m is None for m in med) and not any(bad):
+        return '-'
+    shown = ['fail' if f else '-' if m is None else num(m, 3)
+             for m, f in zip(med, bad)]
+    r = ['-' if no_ratio else times(res.ratio(key, metric, less, d))
+         for d in drv[1:]]
+    c = '%s, %s / %s' % (r[0], shown[0], shown[1])
+    for d, ri, v in zip(drv[2:], r[1:], shown[2:]):
+        c += '; %s -' % d if v == '-' else '; %s %s, %s' % (d, ri, v)
+    return c
+
+
 def matrix(args):
     """Markdown: ratio (range) then sroce / rxe medians, and with siw
     "; siw" its ratio (range) and median, a column per argument (a
@@ -375,22 +394,8 @@ def matrix(args):
     for key in keys:
         lat = is_lat(key[0])
         metric = 'lat_typ' if lat else 'bw_avg'
-        cells = []
-        for _, res in cols:
-            drv = res.drivers
-            med = [res.median(key, d, metric) for d in drv]
-            bad = [res.values(key, d, metric) is None for d in drv]
-            if all(m is None for m in med) and not any(bad):
-                cells.append('-')
-                continue
-            shown = ['fail' if f else '-' if m is None else num(m, 3)
-                     for m, f in zip(med, bad)]
-            r = ['-' if key[0] in BASELINES else
-                 times(res.ratio(key, metric, lat, d)) for d in drv[1:]]
-            c = '%s, %s / %s' % (r[0], shown[0], shown[1])
-            for d, ri, v in zip(drv[2:], r[1:], shown[2:]):
-                c += '; %s -' % d if v == '-' else '; %s %s, %s' % (d, ri, v)
-            cells.append(c)
+        cells = [matrix_cell(res, key, metric, lat, key[0] in BASELINES)
+                 for _, res in cols]
         out.append('| %s | %s | %s | %s |' % (key + (' | '.join(cells),)))
     out.append('')
     if cms:
@@ -399,23 +404,8 @@ def matrix(args):
         out.append('|---|---|---|' + '---|' * len(cols))
     for key in cms:
         for metric, what, less in CMSCALE_METRICS:
-            cells = []
-            for _, res in cols:
-                drv = res.drivers
-                med = [res.median(key, d, metric) for d in drv]
-                bad = [res.values(key, d, metric) is None for d in drv]
-                if all(m is None for m in med) and not any(bad):
-                    cells.append('-')
-                    continue
-                shown = ['fail' if f else '-' if m is None else num(m, 3)
-                         for m, f in zip(med, bad)]
-                r = [times(res.ratio(key, metric, less, d))
-                     for d in drv[1:]]
-                c = '%s, %s / %s' % (r[0], shown[0], shown[1])
-                for d, ri, v in zip(drv[2:], r[1:], shown[2:]):
-                    c += ('; %s -' % d if v == '-' else
-                          '; %s %s, %s' % (d, ri, v))
-                cells.append(c)
+            cells = [matrix_cell(res, key, metric, less, False)
+                     for _, res in cols]
             out.append('| %s | %s | %s | %s |' % (
                 'rdma_cm (sroce-cmscale)', key[1], what, ' | '.join(cells)))
     if cms:
