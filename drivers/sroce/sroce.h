@@ -653,9 +653,8 @@ struct sroce_resp_state {
  * apart from the QP, because ib_core frees the QP as soon as destroy
  * returns, while a receive path that loaded the entry just before it was
  * erased may still try to take a reference. This one is freed after an
- * RCU grace period (kfree_rcu()), so destroy need not wait for one: a
- * sequence of destroys waited a grace period each, which made tearing
- * down 1024 connections take about four times as long as rdma_rxe's.
+ * RCU grace period (kfree_rcu()), so destroy need not wait for one, and
+ * a teardown of thousands of QPs does not wait a grace period each.
  */
 struct sroce_qp_ref {
 	refcount_t		users;		/* 1 + receive paths in flight */
