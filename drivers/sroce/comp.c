@@ -156,6 +156,7 @@ int sroce_comp_ack(struct sroce_qp *qp, u32 psn, bool implied)
 				qp->req.rd_gap = true;
 				sroce_req_rewind(qp, sroce_rd_expect(qp, w));
 				sroce_qp_count(qp, SROCE_CNT_RX_OUT_OF_SEQ, 1);
+				sroce_req_loss(qp, false);
 			}
 			if (sroce_psn_cmp(next, sroce_rd_expect(qp, w)) > 0)
 				next = sroce_rd_expect(qp, w);
@@ -178,7 +179,11 @@ complete:
 	if (qp->req.una_psn != old) {
 		u32 acked = sroce_psn_diff(qp->req.una_psn, old);
 
-		qp->req.cwnd = sroce_cwnd_grow(qp->req.cwnd, acked);
+		qp->req.cwnd = sroce_cwnd_grow(qp->req.cwnd, qp->req.ssthresh,
+					       acked);
+		if (qp->req.recovering &&
+		    sroce_psn_cmp(qp->req.una_psn, qp->req.recover_psn) >= 0)
+			qp->req.recovering = false;
 		if (qp->req.rtt_on &&
 		    sroce_psn_cmp(qp->req.una_psn, qp->req.rtt_psn) > 0) {
 			s64 us = ktime_us_delta(ktime_get(), qp->req.rtt_start);
@@ -216,6 +221,8 @@ int sroce_comp_nak_seq(struct sroce_qp *qp, u32 psn)
 	lockdep_assert_held(&qp->req.lock);
 	sroce_qp_count(qp, SROCE_CNT_RX_NAKS, 1);
 	err = sroce_comp_ack(qp, sroce_psn_add(psn, -1), true);
+	if (!err)
+		sroce_req_loss(qp, false);
 	if (!err && !(qp->req.rd_gap && sroce_psn_cmp(psn, qp->req.psn) > 0))
 		sroce_req_rewind(qp, psn);
 	return err;
@@ -248,6 +255,7 @@ static void sroce_comp_unexpected(struct sroce_qp *qp, struct sroce_swqe *w,
 			qp->req.rd_gap = true;
 			sroce_req_rewind(qp, sroce_rd_expect(qp, w));
 			sroce_qp_count(qp, SROCE_CNT_RX_OUT_OF_SEQ, 1);
+			sroce_req_loss(qp, false);
 		}
 	} else {
 		sroce_qp_count(qp, SROCE_CNT_RX_DUPLICATES, 1);

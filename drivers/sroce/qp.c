@@ -642,7 +642,9 @@ static void sroce_qp_reset_locked(struct sroce_qp *qp)
 	qp->resets++;
 	sroce_sq_discard(qp);
 	qp->req.rd_outstanding = 0;
-	qp->req.cwnd = 0;
+	qp->req.cwnd = SROCE_WINDOW_INIT;
+	qp->req.ssthresh = 0;
+	qp->req.recovering = false;
 	qp->req.rtt = (struct sroce_rtt){};
 	qp->req.rtt_on = false;
 	qp->req.backoff = 0;

@@ -160,32 +160,61 @@ u64 sroce_req_rto_ns(struct sroce_qp *qp)
 
 /**
  * sroce_cwnd_grow() - the send window after PSNs were acknowledged
- * @cwnd: the window cut by an ACK timeout, 0 for the full SROCE_WINDOW
+ * @cwnd: the window in PSNs, 0 for the whole SROCE_WINDOW
+ * @ssthresh: the window at which growth slows, 0 before any loss
  * @acked: PSNs just acknowledged
  *
- * One more PSN in flight per PSN acknowledged: the window doubles each
- * round trip, as TCP's does in slow start, until it is whole again.
+ * As TCP's (RFC 5681): below @ssthresh one more PSN in flight per PSN
+ * acknowledged, so the window doubles each round trip (slow start); at
+ * or above it one more per ACK that moves the window, so that a window
+ * halved by a loss creeps back up to where the path lost packets, not
+ * straight past it.
  *
  * Return: the new window, 0 once it reaches SROCE_WINDOW.
  */
-u8 sroce_cwnd_grow(u8 cwnd, u32 acked)
+u16 sroce_cwnd_grow(u16 cwnd, u16 ssthresh, u32 acked)
 {
-	if (!cwnd || acked >= SROCE_WINDOW - cwnd)
-		return 0;
-	return cwnd + acked;
+	u32 w;
+
+	if (!cwnd || !acked)
+		return cwnd;
+	if (ssthresh && cwnd >= ssthresh)
+		w = cwnd + 1;
+	else
+		w = min_t(u32, cwnd + min_t(u32, acked, SROCE_WINDOW),
+			  ssthresh ?: SROCE_WINDOW);
+	return w >= SROCE_WINDOW ? 0 : w;
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_cwnd_grow);
+
+/**
+ * sroce_cwnd_cut() - the send window after a loss
+ * @win: the window in PSNs when the loss was seen
+ * @timeout: the ACK timer expired, rather than a NAK or a gap showing it
+ * @ssthresh: set to the window at which growth is to slow again
+ *
+ * Half the window is what the path is taken to hold from now on. A
+ * timeout means nothing came back for a while: the peer, or the path, may
+ * still hold what was sent, and sending a full window again would queue
+ * behind it, so the window starts small and doubles back up to that half.
+ * A NAK or a gap means the packets after the lost one arrived: go on at
+ * half.
+ *
+ * Return: the new window, at least SROCE_WINDOW_MIN.
+ */
+u16 sroce_cwnd_cut(u32 win, bool timeout, u16 *ssthresh)
+{
+	*ssthresh = clamp_t(u32, win / 2, SROCE_WINDOW_MIN, SROCE_WINDOW / 2);
+	return timeout ? SROCE_WINDOW_MIN : *ssthresh;
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_cwnd_cut);
 
 /**
  * sroce_wire_window() - unacknowledged PSNs to a peer across a wire
  * @pmtu: the path MTU in bytes
  *
  * SROCE_WINDOW_BYTES worth of packets, between SROCE_WINDOW_MIN and
- * SROCE_WINDOW. What a burst of the window meets first on its way is a
- * buffer sized in bytes (a switch port's, a socket's between two VMs):
- * 64 packets of 4 KiB overflowed the host's 208 KiB socket buffer between
- * two QEMUs and lost a quarter of the READ responses, where 64 packets of
- * 1 KiB lost none.
+ * SROCE_WINDOW: the most that the window (sroce_cwnd_grow()) may grow to.
  *
  * Return: the window in PSNs.
  */
@@ -210,10 +239,31 @@ static u32 sroce_req_window(struct sroce_qp *qp)
 	u32 w = qp->req.cwnd ?: SROCE_WINDOW;
 
 	lockdep_assert_held(&qp->req.lock);
-	if (!qp->req.peer_local)
-		w = min(w, sroce_wire_window(qp->pmtu));
-	return w;
+	return min_t(u32, w, qp->req.peer_local ? SROCE_WINDOW_LOCAL :
+			     sroce_wire_window(qp->pmtu));
 }
+
+/**
+ * sroce_req_loss() - a packet the requester sent, or its answer, was lost
+ * @qp: the QP; caller holds req.lock
+ * @timeout: the ACK timer expired (else a NAK or a gap in READ responses)
+ *
+ * Cuts the window (sroce_cwnd_cut()). One loss shows up as a NAK and
+ * then as gaps behind it until the PSNs sent before the cut are
+ * acknowledged: those cut the window once, not once each.
+ */
+void sroce_req_loss(struct sroce_qp *qp, bool timeout)
+{
+	lockdep_assert_held(&qp->req.lock);
+	if (!timeout && qp->req.recovering)
+		return;
+	qp->req.cwnd = sroce_cwnd_cut(sroce_req_window(qp), timeout,
+				      &qp->req.ssthresh);
+	qp->req.recover_psn = qp->req.max_psn;
+	qp->req.recovering = true;
+	sroce_qp_count(qp, SROCE_CNT_WINDOW_CUTS, 1);
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_req_loss);
 
 /* IBTA table 45: RNR NAK timer field -> delay in us (code 0 is 655.36 ms). */
 static const u32 sroce_rnr_us[32] = {
@@ -527,15 +577,15 @@ void sroce_req_tx_dropped(struct sroce_qp *qp, u32 psn)
  * A large READ goes out as several requests, each for one chunk: a lost
  * response then costs one chunk again, not the rest of the message, and
  * a responder that answers a request in one burst (rdma_rxe does) never
- * sends more than the window at once. The chunks of all allowed requests
- * together cover the window.
+ * sends more than SROCE_RD_CHUNK_MAX packets at once. The chunks of all
+ * allowed requests together cover that much.
  *
- * Return: between SROCE_RD_CHUNK_MIN and SROCE_WINDOW.
+ * Return: between SROCE_RD_CHUNK_MIN and SROCE_RD_CHUNK_MAX.
  */
 u32 sroce_rd_chunk_pkts(u8 max_rd_atomic)
 {
-	return clamp_t(u32, SROCE_WINDOW / max_t(u32, max_rd_atomic, 1),
-		       SROCE_RD_CHUNK_MIN, SROCE_WINDOW);
+	return clamp_t(u32, SROCE_RD_CHUNK_MAX / max_t(u32, max_rd_atomic, 1),
+		       SROCE_RD_CHUNK_MIN, SROCE_RD_CHUNK_MAX);
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_rd_chunk_pkts);
 
@@ -962,8 +1012,7 @@ enum hrtimer_restart sroce_req_timer(struct hrtimer *t)
 			 * sent; a full window again would queue behind it and
 			 * time out again. Resend a little, grow on ACKs.
 			 */
-			qp->req.cwnd = SROCE_WINDOW_MIN;
-			sroce_qp_count(qp, SROCE_CNT_WINDOW_CUTS, 1);
+			sroce_req_loss(qp, true);
 			sroce_req_rewind(qp, qp->req.una_psn);
 		}
 	} else {

@@ -468,7 +468,7 @@ static int sroce_resp_read(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		*nak = SROCE_AETH_NAK_REM_ACC;
 		return -EACCES;
 	}
-	j.big = sroce_req_npkts(0, j.len, qp->pmtu) > SROCE_WINDOW;
+	j.big = sroce_req_npkts(0, j.len, qp->pmtu) > SROCE_RD_CHUNK_MAX;
 	qp->resp.msn++;
 	j.msn = qp->resp.msn;
 	if (!sroce_resp_push(qp, &j)) {
@@ -779,7 +779,7 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		    sroce_resp_rkey_ok(qp, j.rkey, j.va, j.len,
 				       IB_ACCESS_REMOTE_READ))
 			return;
-		j.big = sroce_req_npkts(0, j.len, qp->pmtu) > SROCE_WINDOW;
+		j.big = sroce_req_npkts(0, j.len, qp->pmtu) > SROCE_RD_CHUNK_MAX;
 		j.mid = sroce_resp_read_mid(qp, j.psn);
 		if (j.mid) {
 			qp->resp.rd_pace = sroce_rd_pace_next(qp->resp.rd_pace, true);

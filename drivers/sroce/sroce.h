@@ -500,7 +500,7 @@ struct sroce_rjob {
 	u8		type;
 	u8		syn;		/* AETH syndrome of an ACK/NAK */
 	bool		mid;		/* READ: replays part of a request */
-	bool		big;		/* READ: more than SROCE_WINDOW packets */
+	bool		big;		/* READ: over SROCE_RD_CHUNK_MAX packets */
 };
 
 /*
@@ -513,10 +513,17 @@ struct sroce_rjob {
 static_assert(SROCE_RJOBS >= 2 * SROCE_MAX_QP_RD_ATOM + 2);
 static_assert((SROCE_RJOBS & (SROCE_RJOBS - 1)) == 0);
 
-/* Unacknowledged PSNs in flight per QP; the most a sroce READ asks for. */
-#define SROCE_WINDOW	64
-/* ...and bytes, to a peer across a wire (sroce_wire_window()). */
-#define SROCE_WINDOW_BYTES	65536
+/*
+ * Unacknowledged PSNs in flight per QP, at most; to a QP in the same
+ * host; and bytes, to a peer across a wire (sroce_wire_window()).
+ */
+#define SROCE_WINDOW		256
+#define SROCE_WINDOW_LOCAL	64
+#define SROCE_WINDOW_BYTES	262144
+/* A new QP's window, grown from there as ACKs come (sroce_cwnd_grow()). */
+#define SROCE_WINDOW_INIT	64
+/* The most response packets one READ request of sroce's asks for. */
+#define SROCE_RD_CHUNK_MAX	64
 /*
  * A WRITE, a SEND or READ responses to a QP in the same host go in pieces
  * of up to this many bytes, each one packet standing for the PSNs of the
@@ -579,12 +586,15 @@ struct sroce_req_state {
 	u32			max_psn;	/* beyond anything sent */
 	u32			una_psn;	/* oldest unacknowledged PSN */
 	u32			rd_outstanding;	/* READ/atomic PSNs in flight */
-	u8			cwnd;		/* cut window, 0: SROCE_WINDOW */
+	u16			cwnd;		/* window, 0: SROCE_WINDOW */
+	u16			ssthresh;	/* slow start's end, 0: none */
+	u32			recover_psn;	/* a NAK cuts again from here */
 	u8			retry_left;
 	u8			rnr_left;
 	bool			rnr_wait;	/* paused by an RNR NAK */
 	bool			odp_wait;	/* paused for an ODP fault */
 	bool			rd_gap;		/* rewound for a READ gap */
+	bool			recovering;	/* cut, una before recover_psn */
 	bool			peer_local;	/* last route stayed in the host */
 	u8			err;		/* WC status once failed */
 	struct page		*big_head;	/* sroce_pkt_alloc()'s */
@@ -1278,7 +1288,9 @@ void sroce_req_arm_timer(struct sroce_qp *qp);
 enum hrtimer_restart sroce_req_timer(struct hrtimer *t);
 u8 sroce_req_opcode(u32 wr_opcode, bool first, bool last);
 u32 sroce_rd_chunk_pkts(u8 max_rd_atomic);
-u8 sroce_cwnd_grow(u8 cwnd, u32 acked);
+u16 sroce_cwnd_grow(u16 cwnd, u16 ssthresh, u32 acked);
+u16 sroce_cwnd_cut(u32 win, bool timeout, u16 *ssthresh);
+void sroce_req_loss(struct sroce_qp *qp, bool timeout);
 u32 sroce_wire_window(u32 pmtu);
 u32 sroce_req_chunk(struct sroce_qp *qp, const struct sroce_swqe *w);
 u64 sroce_ack_timeout_ns(u8 timeout);

@@ -109,6 +109,8 @@ static void fq_start(struct sroce_qp *qp, u32 slot, u32 psn)
 	qp->req.psn = psn;
 	qp->req.max_psn = psn;
 	qp->req.cwnd = 0;
+	qp->req.ssthresh = 0;
+	qp->req.recovering = false;
 	qp->req.retry_left = FQ_RETRY;
 	qp->req.rnr_left = FQ_RNR_RETRY;
 }
@@ -417,7 +419,7 @@ static void compqp_local_chunk(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, fq_chunk(qp, w), full);
 
 	/* No more PSNs than the window has room for. */
-	qp->req.psn = sroce_psn_add(qp->req.una_psn, SROCE_WINDOW - 3);
+	qp->req.psn = sroce_psn_add(qp->req.una_psn, SROCE_WINDOW_LOCAL - 3);
 	KUNIT_EXPECT_EQ(test, fq_chunk(qp, w), 3 * FQ_PMTU);
 	qp->req.psn = sroce_psn_add(qp->req.una_psn, 2);
 	qp->req.cwnd = 4;
@@ -711,6 +713,71 @@ static void compqp_nak_seq(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sroce_counter_read(fx->sdev, SROCE_CNT_RX_NAKS), 4);
 }
 
+static void fq_loss(struct sroce_qp *qp, bool timeout)
+{
+	spin_lock_bh(&qp->req.lock);
+	sroce_req_loss(qp, timeout);
+	spin_unlock_bh(&qp->req.lock);
+}
+
+/*
+ * A NAK halves the window, once for the PSNs sent before it; the window
+ * then grows by one a ACK. A timeout starts it again from the least.
+ */
+static void compqp_loss_cut(struct kunit *test)
+{
+	u32 w = sroce_wire_window(FQ_PMTU);
+	struct fq *fx = test->priv;
+	struct sroce_qp *qp = fx->qp;
+
+	fq_start(qp, 0, 10);
+	fq_sent(qp, 1, IB_WR_SEND, 10, 10);
+	fq_sent(qp, 2, IB_WR_SEND, 20, 10);
+	fq_sent(qp, 3, IB_WR_SEND, 30, 10);
+	KUNIT_EXPECT_EQ(test, fq_nak_seq(qp, 15), 0);
+	KUNIT_EXPECT_EQ(test, qp->req.cwnd, w / 2);
+	KUNIT_EXPECT_EQ(test, qp->req.ssthresh, w / 2);
+	KUNIT_EXPECT_EQ(test,
+			sroce_counter_read(fx->sdev, SROCE_CNT_WINDOW_CUTS), 1);
+
+	/* The same loss again, before 40 was acknowledged: no cut. */
+	qp->req.cur = qp->req.head;
+	qp->req.off = 0;
+	qp->req.psn = 40;
+	KUNIT_EXPECT_EQ(test, fq_nak_seq(qp, 20), 0);
+	KUNIT_EXPECT_EQ(test, qp->req.cwnd, w / 2 + 1);
+	KUNIT_EXPECT_EQ(test,
+			sroce_counter_read(fx->sdev, SROCE_CNT_WINDOW_CUTS), 1);
+	qp->req.cur = qp->req.head;
+	qp->req.off = 0;
+	qp->req.psn = 40;
+	KUNIT_EXPECT_EQ(test, fq_ack(qp, 39, true), 0);
+	KUNIT_EXPECT_EQ(test, qp->req.cwnd, w / 2 + 2);
+	KUNIT_EXPECT_FALSE(test, qp->req.recovering);
+	fq_wc(test, fx, 1, IB_WC_SEND, 10 * FQ_PMTU);
+	fq_wc(test, fx, 2, IB_WC_SEND, 10 * FQ_PMTU);
+	fq_wc(test, fx, 3, IB_WC_SEND, 10 * FQ_PMTU);
+
+	/* A new loss after that: half again. */
+	fq_sent(qp, 4, IB_WR_SEND, 40, 10);
+	KUNIT_EXPECT_EQ(test, fq_nak_seq(qp, 45), 0);
+	KUNIT_EXPECT_EQ(test, qp->req.cwnd,
+			max_t(u32, (w / 2 + 3) / 2, SROCE_WINDOW_MIN));
+	KUNIT_EXPECT_EQ(test,
+			sroce_counter_read(fx->sdev, SROCE_CNT_WINDOW_CUTS), 2);
+	/* A timeout cuts even while recovering, to the least. */
+	fq_loss(qp, true);
+	KUNIT_EXPECT_EQ(test, qp->req.cwnd, SROCE_WINDOW_MIN);
+	KUNIT_EXPECT_EQ(test,
+			sroce_counter_read(fx->sdev, SROCE_CNT_WINDOW_CUTS), 3);
+	qp->req.cur = qp->req.head;
+	qp->req.off = 0;
+	qp->req.psn = 50;
+	KUNIT_EXPECT_EQ(test, fq_ack(qp, 49, true), 0);
+	fq_wc(test, fx, 4, IB_WC_SEND, 10 * FQ_PMTU);
+	fq_no_wc(test, fx);
+}
+
 /*
  * A flush into a full CQ stops there and keeps the rest, in order, for the
  * next flush; nothing is lost.
@@ -857,6 +924,7 @@ static struct kunit_case compqp_cases[] = {
 	KUNIT_CASE(compqp_rewind_read),
 	KUNIT_CASE(compqp_rewind_atomic),
 	KUNIT_CASE(compqp_nak_seq),
+	KUNIT_CASE(compqp_loss_cut),
 	KUNIT_CASE(compqp_flush_full_cq),
 	KUNIT_CASE(compqp_post_recv_hardirq),
 	KUNIT_CASE(compqp_ack_clamp),

@@ -182,28 +182,58 @@ static void req_rd_chunk(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sroce_rd_chunk_pkts(255), 16);
 }
 
-/* After an ACK timeout the window starts small and grows back with ACKs. */
+/* Slow start up to ssthresh (or the whole window), then one per ACK. */
 static void req_cwnd_grow(struct kunit *test)
 {
-	KUNIT_EXPECT_EQ(test, sroce_cwnd_grow(0, 5), 0);
-	KUNIT_EXPECT_EQ(test, sroce_cwnd_grow(SROCE_WINDOW_MIN, 0),
+	KUNIT_EXPECT_EQ(test, sroce_cwnd_grow(0, 0, 5), 0);
+	KUNIT_EXPECT_EQ(test, sroce_cwnd_grow(0, 32, 5), 0);
+	KUNIT_EXPECT_EQ(test, sroce_cwnd_grow(SROCE_WINDOW_MIN, 0, 0),
 			SROCE_WINDOW_MIN);
-	KUNIT_EXPECT_EQ(test, sroce_cwnd_grow(SROCE_WINDOW_MIN, 16),
+	KUNIT_EXPECT_EQ(test, sroce_cwnd_grow(SROCE_WINDOW_MIN, 0, 16),
 			2 * SROCE_WINDOW_MIN);
-	KUNIT_EXPECT_EQ(test, sroce_cwnd_grow(SROCE_WINDOW - 1, 0),
+	KUNIT_EXPECT_EQ(test, sroce_cwnd_grow(SROCE_WINDOW - 1, 0, 0),
 			SROCE_WINDOW - 1);
 	/* Whole again at SROCE_WINDOW, also for an ACK of many PSNs. */
-	KUNIT_EXPECT_EQ(test, sroce_cwnd_grow(SROCE_WINDOW - 1, 1), 0);
-	KUNIT_EXPECT_EQ(test, sroce_cwnd_grow(SROCE_WINDOW_MIN, 0xffffff), 0);
+	KUNIT_EXPECT_EQ(test, sroce_cwnd_grow(SROCE_WINDOW - 1, 0, 1), 0);
+	KUNIT_EXPECT_EQ(test, sroce_cwnd_grow(SROCE_WINDOW_MIN, 0, 0xffffff),
+			0);
+	/* Slow start ends at ssthresh... */
+	KUNIT_EXPECT_EQ(test, sroce_cwnd_grow(16, 40, 16), 32);
+	KUNIT_EXPECT_EQ(test, sroce_cwnd_grow(32, 40, 16), 40);
+	KUNIT_EXPECT_EQ(test, sroce_cwnd_grow(32, 40, 0xffffff), 40);
+	/* ...then one PSN per ACK, however many it covers. */
+	KUNIT_EXPECT_EQ(test, sroce_cwnd_grow(40, 40, 16), 41);
+	KUNIT_EXPECT_EQ(test, sroce_cwnd_grow(100, 40, 1), 101);
+	KUNIT_EXPECT_EQ(test, sroce_cwnd_grow(100, 40, 0), 100);
+	KUNIT_EXPECT_EQ(test, sroce_cwnd_grow(SROCE_WINDOW - 1, 40, 16), 0);
+}
+
+/* A loss halves the window; a timeout restarts it from the least. */
+static void req_cwnd_cut(struct kunit *test)
+{
+	u16 ss = 0;
+
+	KUNIT_EXPECT_EQ(test, sroce_cwnd_cut(SROCE_WINDOW, false, &ss),
+			SROCE_WINDOW / 2);
+	KUNIT_EXPECT_EQ(test, ss, SROCE_WINDOW / 2);
+	KUNIT_EXPECT_EQ(test, sroce_cwnd_cut(100, true, &ss), SROCE_WINDOW_MIN);
+	KUNIT_EXPECT_EQ(test, ss, 50);
+	/* Never under the least, nor over half the largest. */
+	KUNIT_EXPECT_EQ(test, sroce_cwnd_cut(20, false, &ss), SROCE_WINDOW_MIN);
+	KUNIT_EXPECT_EQ(test, ss, SROCE_WINDOW_MIN);
+	KUNIT_EXPECT_EQ(test, sroce_cwnd_cut(0, true, &ss), SROCE_WINDOW_MIN);
+	KUNIT_EXPECT_EQ(test, ss, SROCE_WINDOW_MIN);
+	KUNIT_EXPECT_EQ(test, sroce_cwnd_cut(U32_MAX, false, &ss),
+			SROCE_WINDOW / 2);
 }
 
 static void req_wire_window(struct kunit *test)
 {
-	/* 64 KiB worth: the whole window at IB MTU 1024, less above it. */
+	/* 256 KiB worth: the whole window at IB MTU 1024, less above it. */
 	KUNIT_EXPECT_EQ(test, sroce_wire_window(256), SROCE_WINDOW);
 	KUNIT_EXPECT_EQ(test, sroce_wire_window(1024), SROCE_WINDOW);
-	KUNIT_EXPECT_EQ(test, sroce_wire_window(2048), 32);
-	KUNIT_EXPECT_EQ(test, sroce_wire_window(4096), SROCE_WINDOW_MIN);
+	KUNIT_EXPECT_EQ(test, sroce_wire_window(2048), 128);
+	KUNIT_EXPECT_EQ(test, sroce_wire_window(4096), 64);
 	/* Never under SROCE_WINDOW_MIN, and no division by zero. */
 	KUNIT_EXPECT_EQ(test, sroce_wire_window(65536), SROCE_WINDOW_MIN);
 	KUNIT_EXPECT_EQ(test, sroce_wire_window(0), SROCE_WINDOW);
@@ -346,6 +376,7 @@ static struct kunit_case req_cases[] = {
 	KUNIT_CASE(req_npkts),
 	KUNIT_CASE(req_rd_chunk),
 	KUNIT_CASE(req_cwnd_grow),
+	KUNIT_CASE(req_cwnd_cut),
 	KUNIT_CASE(req_wire_window),
 	KUNIT_CASE(req_ack_timeout),
 	KUNIT_CASE(req_rtt_sample),
