@@ -44,6 +44,7 @@ t "second interface d0 with 198.19.0.1 and sroce1" bash -c '
 t0_tx_naks=$(counter tx_naks) t0_tx_rnr=$(counter tx_rnr_naks)
 t0_rx_rnr=$(counter rx_rnr_naks) t0_retx=$(counter retransmits)
 t0_timeouts=$(counter ack_timeouts) t0_cuts=$(counter window_cuts)
+t0_naks=$(counter rx_naks) t0_oos=$(counter rx_out_of_sequence)
 t0_rewinds=$(counter rewinds) t0_work=$(counter tx_work_runs)
 t "trace: sroce_nak, sroce_retransmit, sroce_err_cqe, sroce_qp_state on" \
 	trace_on sroce_nak sroce_retransmit sroce_err_cqe sroce_qp_state
@@ -133,13 +134,15 @@ t "trace: NAKs received by requesters" \
 # The requester's recovery counters (the bench reads them per run): a
 # timeout that leaves retries cuts the window and goes back to the oldest
 # PSN; the last one of a QP whose retries ran out (the blackhole's) cuts
-# nothing. Sequence NAKs rewind too, and messages over the pass budget
-# go on in the QP's worker.
+# nothing. A sequence NAK or a gap in READ responses cuts it at most once
+# each and rewinds too, and messages over the pass budget go on in the
+# QP's worker.
 d_timeouts=$(($(counter ack_timeouts) - t0_timeouts))
+d_losses=$((d_timeouts + $(counter rx_naks) - t0_naks + $(counter rx_out_of_sequence) - t0_oos))
 d_cuts=$(($(counter window_cuts) - t0_cuts))
 d_rewinds=$(($(counter rewinds) - t0_rewinds))
-t "counters: window_cuts (+$d_cuts) below ack_timeouts (+$d_timeouts), above 0" \
-	test "$d_cuts" -gt 0 -a "$d_cuts" -lt "$d_timeouts"
+t "counters: window_cuts (+$d_cuts) below timeouts, NAKs and gaps (+$d_losses), above 0" \
+	test "$d_cuts" -gt 0 -a "$d_cuts" -lt "$d_losses"
 t "counters: rewinds (+$d_rewinds) at least window_cuts (+$d_cuts)" \
 	test "$d_rewinds" -ge "$d_cuts"
 t "counters: tx_work_runs rose (+$(($(counter tx_work_runs) - t0_work)))" \
