@@ -181,8 +181,7 @@ u16 sroce_cwnd_grow(u16 cwnd, u16 ssthresh, u32 acked)
 	if (ssthresh && cwnd >= ssthresh)
 		w = cwnd + 1;
 	else
-		w = min_t(u32, cwnd + min_t(u32, acked, SROCE_WINDOW),
-			  ssthresh ?: SROCE_WINDOW);
+		w = min_t(u32, cwnd + acked, ssthresh ?: SROCE_WINDOW);
 	return w >= SROCE_WINDOW ? 0 : w;
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_cwnd_grow);

@@ -170,6 +170,14 @@ static struct sroce_swqe *fq_local(struct sroce_qp *qp, u64 wr_id)
 	return w;
 }
 
+/* The requester sent every WQE again, up to @psn. */
+static void fq_resent(struct sroce_qp *qp, u32 psn)
+{
+	qp->req.cur = qp->req.head;
+	qp->req.off = 0;
+	qp->req.psn = psn;
+}
+
 /* The calls under req.lock, as the driver makes them (lockdep checks). */
 static int fq_ack(struct sroce_qp *qp, u32 psn, bool implied)
 {
@@ -363,9 +371,7 @@ static void compqp_implied_nak(struct kunit *test)
 	fq_no_wc(test, fx);
 
 	/* Asked again; the ACK again (duplicate SEND) goes back no more. */
-	qp->req.cur = qp->req.head;
-	qp->req.off = 0;
-	qp->req.psn = 105;
+	fq_resent(qp, 105);
 	KUNIT_EXPECT_EQ(test, fq_ack(qp, 104, true), 0);
 	KUNIT_EXPECT_EQ(test, qp->req.cur, qp->req.head);
 	KUNIT_EXPECT_EQ(test, qp->req.psn, 105U);
@@ -741,16 +747,12 @@ static void compqp_loss_cut(struct kunit *test)
 			sroce_counter_read(fx->sdev, SROCE_CNT_WINDOW_CUTS), 1);
 
 	/* The same loss again, before 40 was acknowledged: no cut. */
-	qp->req.cur = qp->req.head;
-	qp->req.off = 0;
-	qp->req.psn = 40;
+	fq_resent(qp, 40);
 	KUNIT_EXPECT_EQ(test, fq_nak_seq(qp, 20), 0);
 	KUNIT_EXPECT_EQ(test, qp->req.cwnd, w / 2 + 1);
 	KUNIT_EXPECT_EQ(test,
 			sroce_counter_read(fx->sdev, SROCE_CNT_WINDOW_CUTS), 1);
-	qp->req.cur = qp->req.head;
-	qp->req.off = 0;
-	qp->req.psn = 40;
+	fq_resent(qp, 40);
 	KUNIT_EXPECT_EQ(test, fq_ack(qp, 39, true), 0);
 	KUNIT_EXPECT_EQ(test, qp->req.cwnd, w / 2 + 2);
 	KUNIT_EXPECT_FALSE(test, qp->req.recovering);
@@ -770,9 +772,7 @@ static void compqp_loss_cut(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, qp->req.cwnd, SROCE_WINDOW_MIN);
 	KUNIT_EXPECT_EQ(test,
 			sroce_counter_read(fx->sdev, SROCE_CNT_WINDOW_CUTS), 3);
-	qp->req.cur = qp->req.head;
-	qp->req.off = 0;
-	qp->req.psn = 50;
+	fq_resent(qp, 50);
 	KUNIT_EXPECT_EQ(test, fq_ack(qp, 49, true), 0);
 	fq_wc(test, fx, 4, IB_WC_SEND, 10 * FQ_PMTU);
 	fq_no_wc(test, fx);
