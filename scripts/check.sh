@@ -521,11 +521,12 @@ for k in 6.1 6.12 7.2 debug; do
 done
 # How often a run was repeated, by cause (rc.sh's step and
 # qperf-client.sh: only on the tool's own exact failure messages, never on
-# a failure left unexplained).
+# a failure left unexplained), or a tool killed in its own exit race after
+# its work was done (rping.sh).
 retries=$(cat "$res"/*/vm*/retries.log 2>/dev/null)
-printf '\nretries: %d for perftest'"'"'s clock calibration (r^2 < 0.9 under TCG), %d for perftest'"'"'s rdma_cm connect race (perftest#93), %d for qperf'"'"'s rdma_cm listen race (qperf 118a571)\n' \
+printf '\nretries: %d for perftest'"'"'s clock calibration (r^2 < 0.9 under TCG), %d for perftest'"'"'s rdma_cm connect race (perftest#93), %d for qperf'"'"'s rdma_cm listen race (qperf 118a571), %d for rping'"'"'s exit race (tests/guest/rping.sh)\n' \
 	"$(grep -c '^clock ' <<<"$retries")" "$(grep -c '^cmrace ' <<<"$retries")" \
-	"$(grep -c '^qperfrace ' <<<"$retries")"
+	"$(grep -c '^qperfrace ' <<<"$retries")" "$(grep -c '^rpingexit ' <<<"$retries")"
 [ -z "$retries" ] || sed 's/^/  /' <<<"$retries"
 # Each repeat hides a failed run, for a cause the tool's own message
 # names; so the run as a whole may repeat only so many: a fifth of rc.sh's

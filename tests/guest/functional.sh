@@ -103,11 +103,11 @@ me_v4=198.18.0.$((SROCE_VM_INDEX + 1))
 tx0=$(counter tx_packets) rx0=$(counter rx_packets)
 t "trace: sroce_tx, sroce_rx and sroce_qp_state on" \
 	trace_on sroce_tx sroce_rx sroce_qp_state
-rping -s -a "$me_v4" -C 3 -S 2000 -V >/tmp/rping-s.log 2>&1 &
+"$RPING" -s -a "$me_v4" -C 3 -S 2000 -V >/tmp/rping-s.log 2>&1 &
 rs=$!
 sleep 1
 t "rping -c -C 3 -V over the same-host path" \
-	timeout 60 rping -c -a "$me_v4" -C 3 -S 2000 -V
+	timeout 60 "$RPING" -c -a "$me_v4" -C 3 -S 2000 -V
 wait $rs
 trace_off rping
 txd=$(($(counter tx_packets) - tx0)) rxd=$(($(counter rx_packets) - rx0))
@@ -127,6 +127,28 @@ t "trace: the QPs went INIT -> RTR -> RTS and to ERR at the end" bash -c \
 	grep -m1 sroce_rx: "$SROCE_OUT/trace-rping.txt"
 	grep -m1 'RTR -> RTS' "$SROCE_OUT/trace-rping.txt"
 } | sed 's/^ */# trace: /'
+
+# --- rping.sh: rping's exit race told from a hang ----------------------------
+# A stand-in for rping stuck in its exit race (rping-stuck.py): rping.sh
+# must kill it and pass it, unless it printed an error first. Out of
+# $SROCE_OUT, so that the check's count of real races stays right.
+mkdir -p /tmp/fake-rping
+ln -sf "$SROCE_TREE/tests/guest/rping-stuck.py" /tmp/fake-rping/rping
+fake_rping() {
+	env -u SROCE_OUT PATH="/tmp/fake-rping:$PATH" timeout 60 "$RPING" "$@"
+}
+fake_race_passes() {
+	local out
+	out=$(fake_rping 'client DISCONNECT EVENT...' 2>&1) || return 1
+	echo "$out"
+	grep -q "rping's exit race, killed" <<<"$out"
+}
+fake_error_fails() {
+	fake_rping 'data mismatch!'
+	[ $? = 1 ]
+}
+t "rping.sh: an rping stuck in its exit race is killed, and passes" fake_race_passes
+t "rping.sh: one that printed an error before it is killed, and fails" fake_error_fails
 
 # --- two local RC QPs of different path MTUs ---------------------------------
 # Between QPs of one host a packet may be a chunk of many path-MTU packets,

@@ -5,6 +5,8 @@
 
 SROCE_BUILD=${SROCE_TREE:?}/build/${SROCE_KERNEL:?}
 PY=/usr/bin/python3	# Debian's python sees python3-pyverbs
+# rping, its own exit race told from a hang (see there).
+RPING=$SROCE_TREE/tests/guest/rping.sh
 T_FAILED=0
 
 # Each result is also logged with the guest's uptime in $SROCE_OUT/times.log,

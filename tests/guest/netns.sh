@@ -191,11 +191,11 @@ ns_pair "ib_send_bw 4 KiB, IPv6 GIDs, ns1 -> ns2" ns2 18517 \
 	ib_send_bw -d sroce2 -x "$G62" -s 4096 -n $NW -F -p 18517 -- \
 	ib_send_bw -d sroce1 -x "$G61" -s 4096 -n $NW -F -p 18517 $V4_2
 ns_pair "rping -C 20 -S 4096 -V over IPv4, ns1 -> ns2" ns2 7174 \
-	rping -s -a $V4_2 -p 7174 -C 20 -S 4096 -- \
-	rping -c -a $V4_2 -p 7174 -C 20 -S 4096 -V
+	"$RPING" -s -a $V4_2 -p 7174 -C 20 -S 4096 -- \
+	"$RPING" -c -a $V4_2 -p 7174 -C 20 -S 4096 -V
 ns_pair "rping -C 20 -V over IPv6, ns2 -> ns1" ns1 7175 \
-	rping -s -a $V6_1 -p 7175 -C 20 -- \
-	rping -c -a $V6_1 -p 7175 -C 20 -V
+	"$RPING" -s -a $V6_1 -p 7175 -C 20 -- \
+	"$RPING" -c -a $V6_1 -p 7175 -C 20 -V
 ns_pair "ibv_rc_pingpong -c, ns1 -> ns2" ns2 18518 \
 	ibv_rc_pingpong -d sroce2 -g "$G2" -c -n 50 -s 8192 -p 18518 -- \
 	ibv_rc_pingpong -d sroce1 -g "$G1" -c -n 50 -s 8192 -p 18518 $V4_2
@@ -279,8 +279,8 @@ t "sroce1 now in the initial namespace, not in ns1" bash -c \
 t "rdma dev set sroce1 netns ns1: back" rdma dev set sroce1 netns ns1
 t "sroce1 active in ns1 again" wait_for 20 active_in ns1 sroce1
 ns_pair "rping -C 10 -V after the moves, ns1 -> ns2" ns2 7177 \
-	rping -s -a $V4_2 -p 7177 -C 10 -- \
-	rping -c -a $V4_2 -p 7177 -C 10 -V
+	"$RPING" -s -a $V4_2 -p 7177 -C 10 -- \
+	"$RPING" -c -a $V4_2 -p 7177 -C 10 -V
 
 # Unload with devices in three namespaces.
 t "rmmod sroce with sroce0, sroce1 and sroce2 in three namespaces" rmmod sroce

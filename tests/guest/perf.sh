@@ -436,8 +436,8 @@ if [ "$SHOW" = 1 ]; then
 	# every ping (tests/guest/rc.sh); the client's verdict is the one
 	# shown.
 	pair "rping -C 20 -S 4096 -V (the client verifies every buffer)" 1 \
-		"$LIMIT" rping -s -a "$MY_V4" -p @PORT@ -C 20 -S 4096 -- \
-		rping -c -a "$PEER_V4" -p @PORT@ -C 20 -S 4096 -V -v
+		"$LIMIT" "$RPING" -s -a "$MY_V4" -p @PORT@ -C 20 -S 4096 -- \
+		"$RPING" -c -a "$PEER_V4" -p @PORT@ -C 20 -S 4096 -V -v
 	rc=$(pair_client_rc)
 	if [ "$me" = 0 ]; then
 		log=$(ls "$RDMA_LOGS/$(printf '%03d' "$RDMA_SEQ")"-*.client.log 2>/dev/null)

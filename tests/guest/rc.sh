@@ -143,8 +143,8 @@ rping_pair() {
 	fi
 	PAIR_LINGER_OK=$linger PAIR_LINGER_WHY=$why \
 		pair "rping -C $RPING_COUNT -V $fam server=vm$srv $(label "$srv")" "$srv" "$T_ONE" \
-		rping -s -a "$saddr" -p @PORT@ -C $RPING_COUNT -v -- \
-		rping -c -a "$caddr" -p @PORT@ -C $RPING_COUNT -v -V
+		"$RPING" -s -a "$saddr" -p @PORT@ -C $RPING_COUNT -v -- \
+		"$RPING" -c -a "$caddr" -p @PORT@ -C $RPING_COUNT -v -V
 }
 
 # pingpong SERVER_VM v4|v6 ARGS...: ibv_rc_pingpong with -c (the receiver
