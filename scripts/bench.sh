@@ -147,6 +147,18 @@ vm_broken() {
 	}' "$1" 2>/dev/null
 }
 
+# peer_hung_only LOG BENCH: VM0 ran to its end cleanly and recorded in
+# BENCH a run whose server on VM1 never exited (perf.sh: server-hung,
+# the later runs peer-hung), while VM1 only timed out, without a splat:
+# VM0's figures before the hang stand, and the hang is a failed run.
+peer_hung_only() {
+	grep -qs ' fail server-hung$' "$2" && awk '/^vm[0-9]+: rc=/ {
+		if ($0 ~ / SPLAT \(/ || $0 ~ / no console log \(/) bad = 1
+		if ($1 == "vm0:" && ($3 ~ /^time=timeout/ || ($2 != "rc=0" && $2 != "rc=1"))) bad = 1
+		n++
+	} END { exit !(n > 1 && !bad) }' "$1"
+}
+
 # cpu_now: "BUSY STEAL TOTAL OURS", the host's CPU time in clock ticks
 # (/proc/stat: busy, stolen by this machine's own hypervisor, all) and
 # what this script's finished children used (the guests' QEMUs: vm-run.sh
@@ -284,7 +296,8 @@ for ((round = 1; round <= rounds; round++)); do
 				mkdir -p "$dir/vm0"
 				: >"$dir/vm0/bench.txt"
 			else
-				"$here/vm-run.sh" --kernel "$kernel" --vms $vms \
+				SROCE_VM_GRACE=${SROCE_VM_GRACE:-120} \
+					"$here/vm-run.sh" --kernel "$kernel" --vms $vms \
 					--cpus $((3 - vms)) --mem $mem --out "$dir" \
 					--timeout "$vm_timeout" -- "${genv[@]}" \
 					"BENCH_RUNS=${RUNS_OF[$setup]}" \
@@ -297,9 +310,12 @@ for ((round = 1; round <= rounds; round++)); do
 			echo "bench: round $round, $setup, $drv: $status ($(($(date +%s) - s)) s)"
 			# A guest that splatted, timed out or died gives no
 			# figures at all (perf.sh's own exit 1 is a run that
-			# failed, recorded as such).
+			# failed, recorded as such), unless VM0 saw VM1's
+			# server hang and recorded that run as failed.
 			broken=$(vm_broken "$dir.log")
 			[ "$status" != 'not built' ] || broken=not-built
+			[ "$broken" != vm-timeout ] ||
+				! peer_hung_only "$dir.log" "$dir/vm0/bench.txt" || broken=''
 			for r in "${RUNS[@]}"; do
 				[ -n "$r" ] || continue
 				line=$(grep -s "^$r $setup $drv " "$dir/vm0/bench.txt")
