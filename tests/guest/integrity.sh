@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # Two VMs move BYTES through tools/sroce-integrity (random sizes 1 B..4 MiB,
 # send/write/write-with-imm/read, every byte verified on both sides), then
-# 3000 atomics through tools/sroce-atomic (every result checked).
-# Usage: integrity.sh DRV0 DRV1 BYTES [clean|netem [OPS]]
+# ATOMICS atomics through tools/sroce-atomic (every result checked).
+# Usage: integrity.sh DRV0 DRV1 BYTES [clean|netem [OPS [ATOMICS]]]
 #   DRVn: sroce or rxe for guest n (guest 1 serves, guest 0 drives).
 #   netem: both guests' NICs lose 1%, reorder, duplicate and corrupt
 #   packets (lib.sh netem_on), so requests, data, ACKs and READ responses
@@ -14,6 +14,7 @@
 #   guest 0 to guest 1 (tests/pyverbs/ud_stream.py), every one that
 #   arrives checked.
 #   OPS: the client's --ops list (default: all).
+#   ATOMICS: how many atomics (default 3000).
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -21,6 +22,7 @@ drvs=("${1:?DRV0}" "${2:?DRV1}")
 bytes=${3:?BYTES}
 mode=${4:-clean}
 ops=${5:-send,write,write_imm,read}
+atomics=${6:-3000}
 me=$SROCE_VM_INDEX
 peer=$((1 - me))
 drv=${drvs[me]}
@@ -79,8 +81,8 @@ if [ "$me" = 1 ]; then
 else
 	wait_for 60 signalled atomic-listen
 	sleep 2
-	t "atomic client ($drv, $mode): 3000 atomics, every result right" \
-		bash -c "timeout 600 '$atool' -c 198.18.0.2 -p 18778 -n 3000 -d 8 --seed 7 ${tmo[*]} > '$SROCE_OUT/atomic-$mode.log' 2>&1"
+	t "atomic client ($drv, $mode): $atomics atomics, every result right" \
+		bash -c "timeout 600 '$atool' -c 198.18.0.2 -p 18778 -n $atomics -d 8 --seed 7 ${tmo[*]} > '$SROCE_OUT/atomic-$mode.log' 2>&1"
 	sed 's/^/# /' "$SROCE_OUT/atomic-$mode.log"
 fi
 
