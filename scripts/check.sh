@@ -394,8 +394,7 @@ dkms_install() {
 # longest and the likeliest to find a defect: the same checks with
 # smaller sizes and counts (KASAN under TCG moves about 1 MB/s; rdma_rxe's
 # own receive path trips KASAN there, so no interop). A debug guest takes
-# 140 s to boot on a slow host, and runs there about 2.7 times as long as
-# on the host where these runs were sized (testing.rst).
+# 60 to 140 s to boot, by the host.
 # FAULT_PCT% of the allocations the scribbler's and the stressor's calls
 # into sroce make fail (failslab, fail_page_alloc).
 FAULT_PCT=2
@@ -444,7 +443,7 @@ else
 	# The random verbs under fault injection end the error paths' boot,
 	# not the scribbler's: with them there, 6.1's core ran 356 + 300 +
 	# 242 s beside the error paths' 723 s and the other core then stood
-	# idle for 175 s (testing.rst).
+	# idle for 175 s.
 	vm_bg rc-errors-debug debug "$top/tests/guest/run.sh" rc-errors.sh + kunit.sh + chaos.sh 2 2 kill-server rmmod + stress.sh 15 4 1 $FAULT_PCT
 	# The blocked ODP fault (functional.sh's) in the debug kernel too,
 	# with 40 blocked pairs, not 280: the RNR retries of 280 took this
