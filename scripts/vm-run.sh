@@ -229,10 +229,14 @@ done
 secs=()
 grace=${SROCE_VM_GRACE:-}
 [ -z "$grace" ] || [[ $grace =~ ^[1-9][0-9]*$ ]] || usage
+stopped="timeout after ${opt_timeout}s"
 while :; do
 	now=$(date +%s)
-	[ -z "$grace" ] || [ -z "${secs[0]:-}" ] ||
-		[ "$now" -lt $((start + secs[0] + grace)) ] || break
+	if [ -n "$grace" ] && [ -n "${secs[0]:-}" ] &&
+		[ "$now" -ge $((start + secs[0] + grace)) ]; then
+		stopped="timeout: stopped ${grace}s after vm0 ended"
+		break
+	fi
 	running=0
 	for i in "${!pids[@]}"; do
 		[ -z "${secs[i]:-}" ] || continue
@@ -271,7 +275,8 @@ status=0
 summary=()
 for ((i = 0; i < opt_vms; i++)); do
 	dir=$out/vm$i
-	took=${secs[i]:-timeout after ${opt_timeout}}s
+	took=${secs[i]:+${secs[i]}s}
+	took=${took:-$stopped}
 	[ -n "${secs[i]:-}" ] || status=1
 	rc=$(cat "$dir/rc" 2>/dev/null || echo missing)
 	[ "$rc" = 0 ] || status=1
