@@ -579,8 +579,8 @@ void sroce_comp_sent(struct sroce_qp *qp)
 void sroce_comp_flush(struct sroce_qp *qp)
 {
 	lockdep_assert_held(&qp->req.lock);
-	sroce_req_fetch(qp);
-	while (qp->sq.cons != qp->req.head) {
+	/* Each completion frees a copy for the next WQE of the ring. */
+	while (qp->sq.cons != qp->req.head || sroce_req_fetch(qp)) {
 		struct sroce_swqe *w = sroce_swqe(qp, qp->sq.cons);
 		struct sroce_wc wc = {
 			.wr_id = w->wr_id,

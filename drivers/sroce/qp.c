@@ -451,7 +451,8 @@ static int sroce_qp_queues(struct sroce_qp *qp, struct ib_qp_init_attr *init,
 			      max_t(size_t,
 				    c->max_send_sge * sizeof(struct ib_sge),
 				    c->max_inline_data), 8);
-	qp->swqe = kvcalloc(sg.num_slots, qp->swqe_size,
+	qp->swqe_mask = min_t(u32, sg.num_slots, SROCE_SWQE_WINDOW) - 1;
+	qp->swqe = kvcalloc(qp->swqe_mask + 1, qp->swqe_size,
 			    uc ? SROCE_GFP_USER : GFP_KERNEL);
 	if (!qp->swqe)
 		return -ENOMEM;
@@ -503,6 +504,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 {
 	struct sroce_dev *sdev = to_sdev(ibqp->device);
 	struct sroce_qp *qp = to_sqp(ibqp);
+	struct sroce_rjob *jobs;
 	u32 qpn;
 	int err;
 
@@ -533,11 +535,12 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	err = dst_cache_init(&qp->dst_cache, GFP_KERNEL);
 	if (err)
 		goto err_res;
-	qp->resp.jobs = kvcalloc(SROCE_RJOBS, sizeof(*qp->resp.jobs), GFP_KERNEL_ACCOUNT);
-	if (!qp->resp.jobs) {
+	jobs = kvzalloc(sroce_rjobs_size(0), GFP_KERNEL_ACCOUNT);
+	if (!jobs) {
 		err = -ENOMEM;
 		goto err_dst;
 	}
+	sroce_resp_jobs_init(qp, jobs, 0);
 	err = sroce_qp_ref_init(qp);
 	if (err)
 		goto err_jobs;
@@ -748,9 +751,10 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *a, int mask,
 	struct sroce_qp *qp = to_sqp(ibqp);
 	struct sroce_dev *sdev = qp->sdev;
 	enum ib_qp_state cur, next;
+	struct sroce_rjob *jobs = NULL;
 	struct rxe_av av = {};
 	bool flush = false;
-	u32 resets;
+	u32 resets, nhist = 0;
 	int err;
 
 	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
@@ -759,6 +763,20 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *a, int mask,
 		err = sroce_av_from_attr(&av, &a->ah_attr);
 		if (err)
 			return err;
+	}
+	/*
+	 * A larger job ring and history, allocated before the locks and
+	 * swapped in below; they never shrink.
+	 */
+	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
+	    a->max_dest_rd_atomic <= SROCE_MAX_QP_RD_ATOM) {
+		nhist = max_t(u32, a->max_dest_rd_atomic, 1);
+		if (nhist > READ_ONCE(qp->resp.rd_hist_n)) {
+			jobs = kvzalloc(sroce_rjobs_size(nhist),
+					GFP_KERNEL_ACCOUNT);
+			if (!jobs)
+				return -ENOMEM;
+		}
 	}
 
 	spin_lock_bh(&qp->req.lock);
@@ -823,6 +841,8 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *a, int mask,
 		qp->max_rd_atomic = a->max_rd_atomic;
 	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
 		qp->max_dest_rd_atomic = a->max_dest_rd_atomic;
+	if (jobs && nhist > qp->resp.rd_hist_n)
+		jobs = sroce_resp_jobs_swap(qp, jobs, nhist);
 	if (mask & IB_QP_DEST_QPN)
 		qp->dest_qpn = a->dest_qp_num & SROCE_QPN_MASK;
 
@@ -845,6 +865,7 @@ out:
 	resets = qp->resets;
 	spin_unlock(&qp->resp.lock);
 	spin_unlock_bh(&qp->req.lock);
+	kvfree(jobs);	/* the old ring, or the new one unused */
 	if (flush) {
 		sroce_qp_error(qp, resets);
 		/* Nothing more will be taken from the SRQ for this QP. */
@@ -966,7 +987,9 @@ int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	r.una_psn = qp->req.una_psn;
 	r.next_psn = qp->req.psn;
 	r.max_psn = qp->req.max_psn;
-	r.sq_wqes = (qp->req.head - qp->sq.cons) & qp->sq.index_mask;
+	/* Copied or not yet (SROCE_SWQE_WINDOW): posted, not complete. */
+	r.sq_wqes = ((qp->user ? sroce_queue_prod(&qp->sq) : qp->sq.prod) -
+		     qp->sq.cons) & qp->sq.index_mask;
 	r.rd_outstanding = qp->req.rd_outstanding;
 	r.rd_max = qp->max_rd_atomic;
 	r.rd_chunk = sroce_rd_chunk_pkts(qp->max_rd_atomic);

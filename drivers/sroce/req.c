@@ -456,6 +456,9 @@ static void sroce_req_copy_wqe(struct sroce_qp *qp, u32 i)
  * sroce_req_fetch() - copy the WQEs user space queued since the last look
  * @qp: the QP; caller holds req.lock
  *
+ * As many as there are free copies (SROCE_SWQE_WINDOW): the others are
+ * copied when completions free some, on the next call.
+ *
  * Return: the number of WQEs copied.
  */
 u32 sroce_req_fetch(struct sroce_qp *qp)
@@ -469,13 +472,16 @@ u32 sroce_req_fetch(struct sroce_qp *qp)
 	if (sroce_q_count(prod, qp->sq.cons, qp->sq.index_mask) <
 	    sroce_q_count(qp->req.head, qp->sq.cons, qp->sq.index_mask))
 		return 0;
-	while (qp->req.head != prod) {
+	while (qp->req.head != prod &&
+	       sroce_q_count(qp->req.head, qp->sq.cons, qp->sq.index_mask) <=
+	       qp->swqe_mask) {
 		sroce_req_copy_wqe(qp, qp->req.head);
 		qp->req.head = sroce_q_next(qp->req.head, qp->sq.index_mask);
 		n++;
 	}
 	return n;
 }
+EXPORT_SYMBOL_IF_KUNIT(sroce_req_fetch);
 
 /**
  * sroce_req_arm_timer() - the ACK timeout starts again from now
@@ -878,9 +884,12 @@ struct sk_buff *sroce_req_next(struct sroce_qp *qp, u32 *psn)
 	if (qp->state != IB_QPS_RTS || qp->req.rnr_wait || qp->req.odp_wait ||
 	    qp->req.err)
 		goto out;
-	sroce_req_fetch(qp);
 again:
-	if (qp->req.cur == qp->req.head)
+	/*
+	 * What was posted since the last look, as far as completions have
+	 * freed copies.
+	 */
+	if (qp->req.cur == qp->req.head && !sroce_req_fetch(qp))
 		goto out;
 	w = sroce_swqe(qp, qp->req.cur);
 	if (w->bad) {

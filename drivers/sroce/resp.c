@@ -114,13 +114,67 @@ bool sroce_resp_push(struct sroce_qp *qp, const struct sroce_rjob *j)
 			return true;
 		}
 	}
-	if (n == SROCE_RJOBS)
+	if (n > qp->resp.jobs_mask)
 		return false;
 	*sroce_rjob_at(qp, qp->resp.job_tail) = *j;
 	qp->resp.job_tail++;
 	return true;
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_resp_push);
+
+/**
+ * sroce_resp_jobs_init() - give a new QP its job ring and history
+ * @qp: the QP, not yet in use
+ * @jobs: sroce_rjobs_size(@max_dest_rd_atomic) bytes, zeroed
+ * @max_dest_rd_atomic: what they are sized for
+ */
+void sroce_resp_jobs_init(struct sroce_qp *qp, struct sroce_rjob *jobs,
+			  u32 max_dest_rd_atomic)
+{
+	u32 n = sroce_rjobs_for(max_dest_rd_atomic);
+
+	qp->resp.jobs = jobs;
+	qp->resp.jobs_mask = n - 1;
+	qp->resp.rd_hist = (struct sroce_rd_hist *)(jobs + n);
+	qp->resp.rd_hist_n = max(max_dest_rd_atomic, 1U);
+	qp->resp.rd_hist_next = 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_resp_jobs_init);
+
+/**
+ * sroce_resp_jobs_swap() - move the responder's jobs to a larger ring
+ * @qp: the QP; caller holds resp.lock
+ * @jobs: the new ring, sroce_rjobs_size(@max_dest_rd_atomic) bytes, zeroed
+ * @max_dest_rd_atomic: what it is sized for, more than the present ring
+ *
+ * The jobs owed keep their positions, so their order, across the wrap;
+ * the history keeps its requests, oldest first.
+ *
+ * Return: the old ring, for the caller to free once the lock is dropped.
+ */
+struct sroce_rjob *sroce_resp_jobs_swap(struct sroce_qp *qp,
+					struct sroce_rjob *jobs,
+					u32 max_dest_rd_atomic)
+{
+	u32 n = sroce_rjobs_for(max_dest_rd_atomic), i, k;
+	struct sroce_rjob *old = qp->resp.jobs;
+	struct sroce_rd_hist *hist = (struct sroce_rd_hist *)(jobs + n);
+	u32 hn = max(max_dest_rd_atomic, 1U);
+
+	lockdep_assert_held(&qp->resp.lock);
+	for (i = qp->resp.job_head; i != qp->resp.job_tail; i++)
+		jobs[i & (n - 1)] = *sroce_rjob_at(qp, i);
+	for (k = 0; k < qp->resp.rd_hist_n && k < hn; k++)
+		hist[k] = qp->resp.rd_hist[(qp->resp.rd_hist_next + k) %
+					   qp->resp.rd_hist_n];
+	qp->resp.jobs = jobs;
+	qp->resp.jobs_mask = n - 1;
+	qp->resp.rd_hist = hist;
+	qp->resp.rd_hist_n = hn;
+	qp->resp.rd_hist_next = k % hn;
+	return old;
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_resp_jobs_swap);
 
 static void sroce_resp_ack(struct sroce_qp *qp, u8 syn, u32 psn)
 {
@@ -151,7 +205,7 @@ static void sroce_resp_remember(struct sroce_qp *qp, u32 psn, u32 npkts,
 	h->npkts = npkts;
 	h->orig = orig;
 	h->atomic = atomic;
-	qp->resp.rd_hist_next = (qp->resp.rd_hist_next + 1) % SROCE_MAX_QP_RD_ATOM;
+	qp->resp.rd_hist_next = (qp->resp.rd_hist_next + 1) % qp->resp.rd_hist_n;
 }
 
 /* Copy the next receive WQE out of the RQ or the SRQ into qp->resp.rwqe. */
@@ -648,7 +702,7 @@ static bool sroce_resp_read_mid(struct sroce_qp *qp, u32 psn)
 {
 	u32 i;
 
-	for (i = 0; i < SROCE_MAX_QP_RD_ATOM; i++) {
+	for (i = 0; i < qp->resp.rd_hist_n; i++) {
 		int d = sroce_psn_diff(psn, qp->resp.rd_hist[i].psn);
 
 		if (d > 0 && d < qp->resp.rd_hist[i].npkts)
@@ -751,7 +805,7 @@ static bool sroce_resp_recall(struct sroce_qp *qp, u32 psn, u8 op, u64 *orig)
 {
 	u32 i;
 
-	for (i = 0; i < SROCE_MAX_QP_RD_ATOM; i++) {
+	for (i = 0; i < qp->resp.rd_hist_n; i++) {
 		if (qp->resp.rd_hist[i].atomic == op && qp->resp.rd_hist[i].psn == psn) {
 			*orig = qp->resp.rd_hist[i].orig;
 			return true;
@@ -866,7 +920,8 @@ void sroce_resp_reset(struct sroce_qp *qp)
 	qp->resp.job_tail = 0;
 	qp->resp.rd_pending = 0;
 	qp->resp.rjob_last.len = 0;
-	memset(qp->resp.rd_hist, 0, sizeof(qp->resp.rd_hist));
+	memset(qp->resp.rd_hist, 0,
+	       qp->resp.rd_hist_n * sizeof(*qp->resp.rd_hist));
 	qp->resp.rd_pace = 0;
 	qp->resp.rd_loss = false;
 	qp->resp.in_msg = SROCE_MSG_NONE;

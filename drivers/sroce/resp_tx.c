@@ -212,7 +212,7 @@ void sroce_resp_rewind(struct sroce_qp *qp, u32 psn)
 	/* The last packet of the job before it (a dropped ACK is not). */
 	j = &qp->resp.rjob_last;
 	if (j->len && sroce_rjob_covers(qp, j, psn) &&
-	    qp->resp.job_tail - qp->resp.job_head < SROCE_RJOBS) {
+	    qp->resp.job_tail - qp->resp.job_head <= qp->resp.jobs_mask) {
 		j->off = sroce_psn_diff(psn, j->psn) * qp->pmtu;
 		qp->resp.job_head--;
 		*sroce_rjob_at(qp, qp->resp.job_head) = *j;

@@ -479,6 +479,14 @@ struct sroce_rwqe {
 	struct ib_sge	sge[SROCE_MAX_SGE];
 };
 
+/* A READ or atomic request the responder executed (resp.rd_hist). */
+struct sroce_rd_hist {
+	u32		psn;
+	u32		npkts;
+	u64		orig;
+	u8		atomic;	/* 0, or the request's opcode */
+};
+
 /* What the responder owes the requester, in PSN order. */
 enum sroce_rjob_type {
 	SROCE_RJOB_ACK,		/* ACK or NAK: one packet */
@@ -505,19 +513,43 @@ struct sroce_rjob {
 
 /*
  * Responder jobs a QP can owe: a READ or atomic per max_dest_rd_atomic
- * with an ACK after each and one before. A power of two, so that the
- * free-running u32 ring positions stay in step with the slots when they
- * wrap (2^32 is a multiple of it).
+ * (at least one) with an ACK after each and one before. A power of two,
+ * so that the free-running u32 ring positions stay in step with the
+ * slots when they wrap (2^32 is a multiple of it). The ring is sized
+ * when max_dest_rd_atomic is set (sroce_modify_qp()), from 4 jobs at
+ * create up to SROCE_RJOBS, and never shrinks.
  */
 #define SROCE_RJOBS	512
 static_assert(SROCE_RJOBS >= 2 * SROCE_MAX_QP_RD_ATOM + 2);
 static_assert((SROCE_RJOBS & (SROCE_RJOBS - 1)) == 0);
+
+static inline u32 sroce_rjobs_for(u32 max_dest_rd_atomic)
+{
+	return roundup_pow_of_two(2 * max(max_dest_rd_atomic, 1U) + 2);
+}
+
+/* The bytes of a job ring for @max_dest_rd_atomic, with its history. */
+static inline size_t sroce_rjobs_size(u32 max_dest_rd_atomic)
+{
+	return sroce_rjobs_for(max_dest_rd_atomic) * sizeof(struct sroce_rjob) +
+	       max(max_dest_rd_atomic, 1U) * sizeof(struct sroce_rd_hist);
+}
 
 /*
  * Unacknowledged PSNs in flight per QP, at most; to a QP in the same
  * host; and bytes, to a peer across a wire (sroce_wire_window()).
  */
 #define SROCE_WINDOW		256
+
+/*
+ * Send WQEs copied out of the SQ ring at a time, at most (a power of two).
+ * A copy lives until its WQE completes, as a retransmission rebuilds the
+ * packets from it, so this bounds the WQEs in flight, not the queue's
+ * depth: the rest wait in the ring, unread, until copies are free. 64
+ * messages of one packet are a quarter of the PSN window; one of 4 KiB
+ * at IB MTU 1024 already fills it.
+ */
+#define SROCE_SWQE_WINDOW	64
 #define SROCE_WINDOW_LOCAL	64
 #define SROCE_WINDOW_BYTES	262144
 /* A new QP's window, grown from there as ACKs come (sroce_cwnd_grow()). */
@@ -637,16 +669,15 @@ struct sroce_resp_state {
 	u32			job_head, job_tail;
 	struct sroce_rjob	rjob_last;	/* READ job sent out last */
 	/*
-	 * The last READ and atomic requests: PSN ranges, to tell a replay,
+	 * The last READ and atomic requests, as many as max_dest_rd_atomic
+	 * (at least one; jobs_mask + 1 = sroce_rjobs_for() of it, in the
+	 * allocation of the jobs, after them): PSN ranges, to tell a replay,
 	 * and the atomics' results, to answer a replay without executing it
-	 * again.
+	 * again. A requester has no more outstanding, so a replay is of one
+	 * of these.
 	 */
-	struct {
-		u32		psn;
-		u32		npkts;
-		u64		orig;
-		u8		atomic;	/* 0, or the request's opcode */
-	}			rd_hist[SROCE_MAX_QP_RD_ATOM];
+	struct sroce_rd_hist	*rd_hist;
+	u32			rd_hist_n;
 	u32			rd_hist_next;
 	/* Pacing of READ responses after the requester lost some. */
 	u16			rd_pace;	/* packets per jiffy, 0: unpaced */
@@ -654,7 +685,8 @@ struct sroce_resp_state {
 	unsigned long		rd_pace_tick;
 	bool			rd_loss;	/* asked again since the last READ */
 	bool			peer_local;	/* last route stayed in the host */
-	struct sroce_rjob	*jobs;		/* SROCE_RJOBS of them */
+	struct sroce_rjob	*jobs;		/* jobs_mask + 1 of them */
+	u32			jobs_mask;
 	struct page		*big_head;	/* sroce_pkt_alloc()'s */
 };
 
@@ -709,8 +741,9 @@ struct sroce_qp {
 
 	/* The rings and what the QP's life does with them (qp.c). */
 	struct sroce_queue	sq;		/* sq.cons: oldest incomplete */
-	u8			*swqe;		/* kernel copies, one per slot */
+	u8			*swqe;		/* kernel copies (SROCE_SWQE_WINDOW) */
 	size_t			swqe_size;
+	u32			swqe_mask;	/* copies - 1 */
 	struct sroce_queue	rq;
 	struct delayed_work	tx_work;	/* the transmit loop (tx.c) */
 	struct mem_cgroup	*memcg;		/* a user QP's creator's, held */
@@ -739,7 +772,7 @@ struct sroce_qp {
 /* The responder job at free-running ring position @pos. */
 static inline struct sroce_rjob *sroce_rjob_at(struct sroce_qp *qp, u32 pos)
 {
-	return &qp->resp.jobs[pos & (SROCE_RJOBS - 1)];
+	return &qp->resp.jobs[pos & qp->resp.jobs_mask];
 }
 
 static inline struct sroce_qp *to_sqp(struct ib_qp *ibqp)
@@ -821,10 +854,15 @@ static inline void sroce_qp_schedule(struct sroce_qp *qp, unsigned long delay)
 				    &qp->tx_work, delay);
 }
 
+/*
+ * The copy of SQ slot @i. The ring's slots are a multiple of the copies,
+ * and at most that many WQEs are copied and not completed, so the slots
+ * from sq.cons to req.head each have a copy of their own.
+ */
 static inline struct sroce_swqe *sroce_swqe(struct sroce_qp *qp, u32 i)
 {
 	return (struct sroce_swqe *)(qp->swqe +
-				     (size_t)(i & qp->sq.index_mask) *
+				     (size_t)(i & qp->swqe_mask) *
 				     qp->swqe_size);
 }
 
@@ -1325,6 +1363,11 @@ static inline bool sroce_resp_odp_miss(int err)
 
 void sroce_resp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt);
 bool sroce_resp_push(struct sroce_qp *qp, const struct sroce_rjob *j);
+void sroce_resp_jobs_init(struct sroce_qp *qp, struct sroce_rjob *jobs,
+			  u32 max_dest_rd_atomic);
+struct sroce_rjob *sroce_resp_jobs_swap(struct sroce_qp *qp,
+					struct sroce_rjob *jobs,
+					u32 max_dest_rd_atomic);
 void sroce_resp_replay(struct sroce_qp *qp, const struct sroce_rjob *j);
 void sroce_resp_reset(struct sroce_qp *qp);
 

@@ -71,6 +71,7 @@ static int fq_init(struct kunit *test)
 					       SROCE_MAX_QP_WR, &g), 0);
 	KUNIT_ASSERT_EQ(test, sroce_queue_init(&qp->sq, NULL, &g), 0);
 	qp->swqe_size = ALIGN(sizeof(struct sroce_swqe), 8);
+	qp->swqe_mask = g.num_slots - 1;
 	qp->swqe = kunit_kcalloc(test, g.num_slots, qp->swqe_size, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, qp->swqe);
 	return 0;
@@ -778,6 +779,66 @@ static void compqp_loss_cut(struct kunit *test)
 	fq_no_wc(test, fx);
 }
 
+/* Post @n SENDs into the ring itself, as post_send() leaves them. */
+static void fq_post(struct sroce_qp *qp, u64 wr_id, u32 n)
+{
+	u32 k;
+
+	for (k = 0; k < n; k++) {
+		struct rxe_send_wqe *u = sroce_queue_slot(&qp->sq, qp->sq.prod);
+
+		memset(u, 0, sizeof(*u));
+		u->wr.wr_id = wr_id + k;
+		u->wr.opcode = IB_WR_SEND;
+		u->wr.send_flags = IB_SEND_SIGNALED;
+		qp->sq.prod = sroce_q_next(qp->sq.prod, qp->sq.index_mask);
+	}
+}
+
+/*
+ * Fewer copies than ring slots: a fetch copies as many WQEs as copies
+ * are free, each into the copy of its slot, the next fetch more once
+ * completions freed some, across the ring's wrap; a flush completes
+ * every WQE posted, copied or not, in order.
+ */
+static void compqp_fetch_window(struct kunit *test)
+{
+	struct fq *fx = test->priv;
+	struct sroce_qp *qp = fx->qp;
+	struct ib_wc wc;
+	u32 i;
+
+	qp->swqe_mask = 3;
+	fq_start(qp, 6, 10);
+	fq_post(qp, 0x70, 7);
+
+	spin_lock_bh(&qp->req.lock);
+	KUNIT_EXPECT_EQ(test, sroce_req_fetch(qp), 4U);
+	KUNIT_EXPECT_EQ(test, qp->req.head, 2U);
+	/* No copy is free: nothing more, however much is posted. */
+	KUNIT_EXPECT_EQ(test, sroce_req_fetch(qp), 0U);
+	for (i = 0; i < 4; i++)
+		KUNIT_EXPECT_EQ(test, sroce_swqe(qp, 6 + i)->wr_id, 0x70 + i);
+	/* Two completed: two more copied, into the copies they freed. */
+	qp->sq.cons = 0;
+	KUNIT_EXPECT_EQ(test, sroce_req_fetch(qp), 2U);
+	KUNIT_EXPECT_EQ(test, qp->req.head, 4U);
+	for (i = 0; i < 4; i++)
+		KUNIT_EXPECT_EQ(test, sroce_swqe(qp, i)->wr_id, 0x70 + 2 + i);
+	/* A flush takes the one never copied too. */
+	qp->state = IB_QPS_ERR;
+	sroce_comp_flush(qp);
+	spin_unlock_bh(&qp->req.lock);
+	KUNIT_EXPECT_EQ(test, qp->sq.cons, 5U);
+	KUNIT_EXPECT_EQ(test, qp->req.head, 5U);
+	for (i = 2; i < 7; i++) {
+		KUNIT_ASSERT_EQ(test, sroce_poll_cq(&fx->cq->ibcq, 1, &wc), 1);
+		KUNIT_EXPECT_EQ(test, wc.wr_id, 0x70 + i);
+		KUNIT_EXPECT_EQ(test, wc.status, IB_WC_WR_FLUSH_ERR);
+	}
+	fq_no_wc(test, fx);
+}
+
 /*
  * A flush into a full CQ stops there and keeps the rest, in order, for the
  * next flush; nothing is lost.
@@ -926,6 +987,7 @@ static struct kunit_case compqp_cases[] = {
 	KUNIT_CASE(compqp_nak_seq),
 	KUNIT_CASE(compqp_loss_cut),
 	KUNIT_CASE(compqp_flush_full_cq),
+	KUNIT_CASE(compqp_fetch_window),
 	KUNIT_CASE(compqp_post_recv_hardirq),
 	KUNIT_CASE(compqp_ack_clamp),
 	KUNIT_CASE(compqp_ack_unsignaled_overflow),

@@ -339,11 +339,13 @@ static void resp_uc_accept(struct kunit *test)
 static struct sroce_qp *ring_qp(struct kunit *test, u32 pos)
 {
 	struct sroce_qp *qp = kunit_kzalloc(test, sizeof(*qp), GFP_KERNEL);
+	struct sroce_rjob *jobs;
 
 	KUNIT_ASSERT_NOT_NULL(test, qp);
-	qp->resp.jobs = kunit_kcalloc(test, SROCE_RJOBS,
-				      sizeof(*qp->resp.jobs), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, qp->resp.jobs);
+	jobs = kunit_kzalloc(test, sroce_rjobs_size(SROCE_MAX_QP_RD_ATOM),
+			     GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, jobs);
+	sroce_resp_jobs_init(qp, jobs, SROCE_MAX_QP_RD_ATOM);
 	spin_lock_init(&qp->resp.lock);
 	qp->pmtu = 1024;
 	qp->resp.job_head = pos;
@@ -399,6 +401,70 @@ static void resp_ring_wrap(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, push_locked(qp, &ack));
 	KUNIT_EXPECT_EQ(test, qp->resp.job_tail, 0U);
 	KUNIT_EXPECT_EQ(test, sroce_rjob_at(qp, U32_MAX)->psn, 8U);
+}
+
+/*
+ * The ring is as large as max_dest_rd_atomic needs: full at that size,
+ * and grown to a larger one with the jobs owed kept, in order, across the
+ * wrap of the positions.
+ */
+static void resp_ring_grow(struct kunit *test)
+{
+	struct sroce_qp *qp = ring_qp(test, U32_MAX - 1);
+	struct sroce_rjob j = { .type = SROCE_RJOB_READ, .len = 1024 };
+	struct sroce_rjob *jobs, *old;
+	u32 i;
+
+	jobs = kunit_kzalloc(test, sroce_rjobs_size(2), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, jobs);
+	sroce_resp_jobs_init(qp, jobs, 2);
+	qp->resp.job_head = U32_MAX - 1;
+	qp->resp.job_tail = U32_MAX - 1;
+	/* Three requests remembered, the oldest overwritten by the third. */
+	for (i = 0; i < 3; i++) {
+		qp->resp.rd_hist[qp->resp.rd_hist_next].psn = 100 + i;
+		qp->resp.rd_hist_next = (qp->resp.rd_hist_next + 1) %
+					qp->resp.rd_hist_n;
+	}
+
+	KUNIT_EXPECT_EQ(test, sroce_rjobs_for(0), 4U);
+	KUNIT_EXPECT_EQ(test, sroce_rjobs_for(1), 4U);
+	KUNIT_EXPECT_EQ(test, sroce_rjobs_for(3), 8U);
+	KUNIT_EXPECT_EQ(test, sroce_rjobs_for(4), 16U);
+	KUNIT_EXPECT_EQ(test, sroce_rjobs_for(SROCE_MAX_QP_RD_ATOM),
+			(u32)SROCE_RJOBS);
+
+	KUNIT_EXPECT_EQ(test, qp->resp.jobs_mask, 7U);
+	KUNIT_EXPECT_EQ(test, qp->resp.rd_hist_n, 2U);
+	for (i = 0; i < 8; i++) {
+		j.psn = 10 + i;
+		KUNIT_EXPECT_TRUE(test, push_locked(qp, &j));
+	}
+	KUNIT_EXPECT_FALSE(test, push_locked(qp, &j));
+
+	/* max_dest_rd_atomic 7: 16 jobs, 7 requests remembered. */
+	jobs = kunit_kzalloc(test, sroce_rjobs_size(7), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, jobs);
+	spin_lock_bh(&qp->resp.lock);
+	old = sroce_resp_jobs_swap(qp, jobs, 7);
+	spin_unlock_bh(&qp->resp.lock);
+	KUNIT_EXPECT_EQ(test, qp->resp.jobs_mask, 15U);
+	KUNIT_EXPECT_PTR_EQ(test, qp->resp.jobs, jobs);
+	KUNIT_EXPECT_TRUE(test, old != jobs);
+	KUNIT_EXPECT_EQ(test, qp->resp.rd_hist_n, 7U);
+	KUNIT_EXPECT_EQ(test, qp->resp.rd_hist_next, 2U);
+	KUNIT_EXPECT_EQ(test, qp->resp.rd_hist[0].psn, 101U);
+	KUNIT_EXPECT_EQ(test, qp->resp.rd_hist[1].psn, 102U);
+	KUNIT_EXPECT_EQ(test, qp->resp.rd_hist[2].psn, 0U);
+	for (i = 0; i < 8; i++) {
+		j.psn = 18 + i;
+		KUNIT_EXPECT_TRUE(test, push_locked(qp, &j));
+	}
+	KUNIT_EXPECT_FALSE(test, push_locked(qp, &j));
+	for (i = 0; i < 16; i++)
+		KUNIT_EXPECT_EQ_MSG(test,
+				    sroce_rjob_at(qp, qp->resp.job_head + i)->psn,
+				    10 + i, "job %u", i);
 }
 
 /* A replayed READ drops what was queued from its PSN on, across the wrap. */
@@ -491,6 +557,7 @@ static struct kunit_case resp_cases[] = {
 	KUNIT_CASE(resp_opseq_transport),
 	KUNIT_CASE(resp_uc_accept),
 	KUNIT_CASE(resp_ring_wrap),
+	KUNIT_CASE(resp_ring_grow),
 	KUNIT_CASE(resp_ring_replay),
 	KUNIT_CASE(resp_ring_rewind),
 	KUNIT_CASE(resp_local_psns),
