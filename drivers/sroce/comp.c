@@ -578,9 +578,16 @@ void sroce_comp_sent(struct sroce_qp *qp)
  */
 void sroce_comp_flush(struct sroce_qp *qp)
 {
+	u32 done = 0;
+
 	lockdep_assert_held(&qp->req.lock);
-	/* Each completion frees a copy for the next WQE of the ring. */
-	while (qp->sq.cons != qp->req.head || sroce_req_fetch(qp)) {
+	/*
+	 * Each completion frees a copy for the next WQE of the ring; one
+	 * ring's worth a call, as user space may post meanwhile (its
+	 * doorbell flushes the rest).
+	 */
+	while (qp->sq.cons != qp->req.head ||
+	       (done <= qp->sq.index_mask && sroce_req_fetch(qp))) {
 		struct sroce_swqe *w = sroce_swqe(qp, qp->sq.cons);
 		struct sroce_wc wc = {
 			.wr_id = w->wr_id,
@@ -594,6 +601,7 @@ void sroce_comp_flush(struct sroce_qp *qp)
 			break;
 		}
 		qp->sq.cons = sroce_q_next(qp->sq.cons, qp->sq.index_mask);
+		done++;
 	}
 	qp->req.cur = qp->sq.cons;
 	qp->req.off = 0;

@@ -870,6 +870,7 @@ struct sk_buff *sroce_req_next(struct sroce_qp *qp, u32 *psn)
 	struct sk_buff *skb = NULL;
 	struct sroce_swqe *w;
 	bool fail = false;
+	u32 copied = 0, n;
 	int err = 0;
 
 	spin_lock_bh(&qp->req.lock);
@@ -887,10 +888,16 @@ struct sk_buff *sroce_req_next(struct sroce_qp *qp, u32 *psn)
 again:
 	/*
 	 * What was posted since the last look, as far as completions have
-	 * freed copies.
+	 * freed copies; one ring's worth a call at most, as local WQEs
+	 * complete here and free copies at once, and user space may post
+	 * more meanwhile: a doorbell's pass takes the rest.
 	 */
-	if (qp->req.cur == qp->req.head && !sroce_req_fetch(qp))
-		goto out;
+	if (qp->req.cur == qp->req.head) {
+		n = copied <= qp->sq.index_mask ? sroce_req_fetch(qp) : 0;
+		if (!n)
+			goto out;
+		copied += n;
+	}
 	w = sroce_swqe(qp, qp->req.cur);
 	if (w->bad) {
 		/* Completes in order, once everything before it has. */
