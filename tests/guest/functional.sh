@@ -103,11 +103,15 @@ me_v4=198.18.0.$((SROCE_VM_INDEX + 1))
 tx0=$(counter tx_packets) rx0=$(counter rx_packets)
 t "trace: sroce_tx, sroce_rx and sroce_qp_state on" \
 	trace_on sroce_tx sroce_rx sroce_qp_state
-"$RPING" -s -a "$me_v4" -C 3 -S 2000 -V >/tmp/rping-s.log 2>&1 &
+"$RPING" -s -a "$me_v4" -p 7174 -C 3 -S 2000 -V >/tmp/rping-s.log 2>&1 &
 rs=$!
-sleep 1
+# Connecting before the server listens is rejected (no listener), and that
+# server then waits for good: wait for its listen, and bound its end.
+pair_wait_listening 7174 "$rs"
 t "rping -c -C 3 -V over the same-host path" \
-	timeout 60 "$RPING" -c -a "$me_v4" -C 3 -S 2000 -V
+	timeout 60 "$RPING" -c -a "$me_v4" -p 7174 -C 3 -S 2000 -V
+wait_for 30 bash -c "! kill -0 $rs 2>/dev/null" ||
+	{ pkill -P "$rs"; kill "$rs"; }
 wait $rs
 trace_off rping
 txd=$(($(counter tx_packets) - tx0)) rxd=$(($(counter rx_packets) - rx0))
