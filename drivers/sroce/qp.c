@@ -451,7 +451,10 @@ static int sroce_qp_queues(struct sroce_qp *qp, struct ib_qp_init_attr *init,
 			      max_t(size_t,
 				    c->max_send_sge * sizeof(struct ib_sge),
 				    c->max_inline_data), 8);
-	qp->swqe_mask = min_t(u32, sg.num_slots, SROCE_SWQE_WINDOW) - 1;
+	qp->swqe_max = min_t(u32, sg.num_slots, SROCE_SWQE_WINDOW);
+	/* A kernel QP may post with interrupts off: it cannot grow them. */
+	qp->swqe_mask = (uc ? min_t(u32, qp->swqe_max, SROCE_SWQE_START) :
+			 qp->swqe_max) - 1;
 	qp->swqe = kvcalloc(qp->swqe_mask + 1, qp->swqe_size,
 			    uc ? SROCE_GFP_USER : GFP_KERNEL);
 	if (!qp->swqe)
@@ -1071,6 +1074,33 @@ static int sroce_post_one_send(struct sroce_qp *qp, const struct ib_send_wr *wr)
 }
 
 /**
+ * sroce_qp_swqe_grow() - more copies for a user QP's send WQEs
+ * @qp: the QP, whose doorbell found more posted than copies
+ * @n: the copies wanted (sroce_req_swqe_want())
+ *
+ * Process context, BHs on. Without memory the QP goes on with the copies
+ * it has. With more, the WQEs waiting in the ring are copied and sent.
+ */
+static void sroce_qp_swqe_grow(struct sroce_qp *qp, u32 n)
+{
+	u8 *swqe = kvcalloc(n, qp->swqe_size, SROCE_GFP_USER);
+
+	if (!swqe)
+		return;
+	local_bh_disable();
+	spin_lock(&qp->req.lock);
+	if (n > qp->swqe_mask + 1) {
+		swqe = sroce_req_swqe_swap(qp, swqe, n);
+		if (qp->state != IB_QPS_ERR)
+			sroce_req_fetch(qp);
+	}
+	spin_unlock(&qp->req.lock);
+	sroce_qp_run_req(qp);
+	local_bh_enable();
+	kvfree(swqe);
+}
+
+/**
  * sroce_post_send() - the send doorbell
  * @ibqp: the QP
  * @wr: kernel WRs to queue, or NULL: the rxe provider's doorbell, meaning
@@ -1093,7 +1123,7 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	 * the loop: cheaper than irqsave, which costs a lot under emulation.
 	 */
 	bool irqs_off = irqs_disabled(), defer;
-	u32 fetched;
+	u32 fetched, grow;
 	int err = 0;
 
 	if (!irqs_off)
@@ -1123,6 +1153,7 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	 * latency a worker's wakeup.
 	 */
 	fetched = sroce_req_fetch(qp);
+	grow = irqs_off ? 0 : sroce_req_swqe_want(qp);
 	defer = irqs_off ||
 		(fetched && qp->cpu != smp_processor_id() &&
 		 sroce_swqe(qp, qp->req.head - 1)->length > qp->pmtu);
@@ -1136,6 +1167,8 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		sroce_qp_run_req(qp);
 	if (!irqs_off)
 		local_bh_enable();
+	if (grow)
+		sroce_qp_swqe_grow(qp, grow);
 	sroce_rq_err_kick(qp);
 	return err;
 }

@@ -456,8 +456,8 @@ static void sroce_req_copy_wqe(struct sroce_qp *qp, u32 i)
  * sroce_req_fetch() - copy the WQEs user space queued since the last look
  * @qp: the QP; caller holds req.lock
  *
- * As many as there are free copies (SROCE_SWQE_WINDOW): the others are
- * copied when completions free some, on the next call.
+ * As many as there are free copies (qp->swqe_mask + 1): the others are
+ * copied when completions free some, or the copies grow, on a later call.
  *
  * Return: the number of WQEs copied.
  */
@@ -482,6 +482,55 @@ u32 sroce_req_fetch(struct sroce_qp *qp)
 	return n;
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_req_fetch);
+
+/**
+ * sroce_req_swqe_want() - the copies a user QP's posted WQEs call for
+ * @qp: the QP; caller holds req.lock
+ *
+ * Return: a number of copies larger than the QP has, a power of two up to
+ * qp->swqe_max, when more WQEs are posted and not complete than it has
+ * copies; otherwise 0.
+ */
+u32 sroce_req_swqe_want(struct sroce_qp *qp)
+{
+	u32 n;
+
+	lockdep_assert_held(&qp->req.lock);
+	if (!qp->user || qp->swqe_mask + 1 >= qp->swqe_max)
+		return 0;
+	n = sroce_q_count(sroce_queue_prod(&qp->sq), qp->sq.cons,
+			  qp->sq.index_mask);
+	if (n <= qp->swqe_mask + 1)
+		return 0;
+	return min(qp->swqe_max, roundup_pow_of_two(n));
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_req_swqe_want);
+
+/**
+ * sroce_req_swqe_swap() - move the copies to a larger array
+ * @qp: the QP; caller holds req.lock
+ * @swqe: @n copies of qp->swqe_size bytes
+ * @n: a power of two, more than the QP has and at most qp->swqe_max
+ *
+ * The copies from sq.cons to req.head keep their slots' indices.
+ *
+ * Return: the old array, for the caller to free once the lock is dropped.
+ */
+u8 *sroce_req_swqe_swap(struct sroce_qp *qp, u8 *swqe, u32 n)
+{
+	u8 *old = qp->swqe;
+	u32 i;
+
+	lockdep_assert_held(&qp->req.lock);
+	for (i = qp->sq.cons; i != qp->req.head;
+	     i = sroce_q_next(i, qp->sq.index_mask))
+		memcpy(swqe + (size_t)(i & (n - 1)) * qp->swqe_size,
+		       sroce_swqe(qp, i), qp->swqe_size);
+	qp->swqe = swqe;
+	qp->swqe_mask = n - 1;
+	return old;
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_req_swqe_swap);
 
 /**
  * sroce_req_arm_timer() - the ACK timeout starts again from now

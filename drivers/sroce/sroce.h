@@ -550,6 +550,13 @@ static inline size_t sroce_rjobs_size(u32 max_dest_rd_atomic)
  * at IB MTU 1024 already fills it.
  */
 #define SROCE_SWQE_WINDOW	64
+/*
+ * A user QP's copies at create: one with a send or two in flight (a
+ * ping-pong, or one of many idle connections) keeps these; a doorbell
+ * that finds more posted than copies grows them, up to the window
+ * (sroce_qp_swqe_grow()).
+ */
+#define SROCE_SWQE_START	2
 #define SROCE_WINDOW_LOCAL	64
 #define SROCE_WINDOW_BYTES	262144
 /* A new QP's window, grown from there as ACKs come (sroce_cwnd_grow()). */
@@ -741,9 +748,10 @@ struct sroce_qp {
 
 	/* The rings and what the QP's life does with them (qp.c). */
 	struct sroce_queue	sq;		/* sq.cons: oldest incomplete */
-	u8			*swqe;		/* kernel copies (SROCE_SWQE_WINDOW) */
+	u8			*swqe;		/* kernel copies, under req.lock */
 	size_t			swqe_size;
 	u32			swqe_mask;	/* copies - 1 */
+	u32			swqe_max;	/* copies it may grow to */
 	struct sroce_queue	rq;
 	struct delayed_work	tx_work;	/* the transmit loop (tx.c) */
 	struct mem_cgroup	*memcg;		/* a user QP's creator's, held */
@@ -1319,6 +1327,8 @@ static inline u32 sroce_req_npkts(u32 opcode, u32 len, u32 pmtu)
 }
 
 u32 sroce_req_fetch(struct sroce_qp *qp);
+u32 sroce_req_swqe_want(struct sroce_qp *qp);
+u8 *sroce_req_swqe_swap(struct sroce_qp *qp, u8 *swqe, u32 n);
 struct sk_buff *sroce_req_next(struct sroce_qp *qp, u32 *psn);
 void sroce_req_rewind(struct sroce_qp *qp, u32 psn);
 void sroce_req_tx_dropped(struct sroce_qp *qp, u32 psn);

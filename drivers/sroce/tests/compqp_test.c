@@ -840,6 +840,58 @@ static void compqp_fetch_window(struct kunit *test)
 }
 
 /*
+ * A user QP's copies grow when more WQEs are posted than it has copies
+ * (an 8-slot ring here): to a power of two, never past swqe_max; the
+ * copies not completed keep their slots across the ring's wrap, and the
+ * next fetch fills the rest.
+ */
+static void compqp_swqe_grow(struct kunit *test)
+{
+	struct fq *fx = test->priv;
+	struct sroce_qp *qp = fx->qp;
+	u32 start = qp->sq.index_mask - 1, i;
+	u8 *big, *old;
+
+	qp->swqe_mask = 3;
+	qp->swqe_max = 8;
+	fq_start(qp, start, 10);
+	fq_post(qp, 0x70, 7);
+	sroce_queue_publish_prod(&qp->sq);
+	big = kunit_kcalloc(test, 8, qp->swqe_size, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, big);
+
+	spin_lock_bh(&qp->req.lock);
+	KUNIT_EXPECT_EQ(test, sroce_req_fetch(qp), 4U);
+	/* A kernel QP never grows them: it may post with interrupts off. */
+	KUNIT_EXPECT_EQ(test, sroce_req_swqe_want(qp), 0U);
+	qp->user = true;
+	/* Seven posted: the next power of two, capped at swqe_max. */
+	KUNIT_EXPECT_EQ(test, sroce_req_swqe_want(qp), 8U);
+	qp->swqe_max = 64;
+	KUNIT_EXPECT_EQ(test, sroce_req_swqe_want(qp), 8U);
+	qp->swqe_max = 4;
+	KUNIT_EXPECT_EQ(test, sroce_req_swqe_want(qp), 0U);
+	qp->swqe_max = 8;
+	qp->user = false;
+	/* The oldest completed meanwhile; three copies move. */
+	qp->sq.cons = sroce_q_next(start, qp->sq.index_mask);
+	old = qp->swqe;
+	KUNIT_EXPECT_PTR_EQ(test, sroce_req_swqe_swap(qp, big, 8), old);
+	KUNIT_EXPECT_EQ(test, qp->swqe_mask, 7U);
+	KUNIT_EXPECT_EQ(test, sroce_req_fetch(qp), 3U);
+	for (i = 1; i < 7; i++)
+		KUNIT_EXPECT_EQ(test,
+				sroce_swqe(qp, (start + i) &
+					   qp->sq.index_mask)->wr_id,
+				0x70 + i);
+	/* Copies enough for all six not completed: no more wanted. */
+	qp->user = true;
+	KUNIT_EXPECT_EQ(test, sroce_req_swqe_want(qp), 0U);
+	qp->user = false;
+	spin_unlock_bh(&qp->req.lock);
+}
+
+/*
  * A flush into a full CQ stops there and keeps the rest, in order, for the
  * next flush; nothing is lost.
  */
@@ -988,6 +1040,7 @@ static struct kunit_case compqp_cases[] = {
 	KUNIT_CASE(compqp_loss_cut),
 	KUNIT_CASE(compqp_flush_full_cq),
 	KUNIT_CASE(compqp_fetch_window),
+	KUNIT_CASE(compqp_swqe_grow),
 	KUNIT_CASE(compqp_post_recv_hardirq),
 	KUNIT_CASE(compqp_ack_clamp),
 	KUNIT_CASE(compqp_ack_unsignaled_overflow),
