@@ -16,7 +16,10 @@
  * The client prints "NAME VALUE" lines: qps, connect_s (first cm_id to
  * the last ESTABLISHED), conn_per_s, teardown_s (first DREQ to the last
  * cm_id destroyed) and the memory figures slab_kib_qp, vmalloc_kib_qp,
- * memfree_kib_qp, memcg_kib_qp. The server prints its own memory
+ * memfree_kib_qp, memcg_kib_qp; as root, also "slab_cache NAME KIB" for
+ * each slab cache that grew by a tenth of a KiB a QP or more, and
+ * slab_pages_kib_qp, what Slab: grew beyond the caches (large kmalloc
+ * allocations). The server prints its own memory
  * figures, prefixed "server_", and ends when every connection it accepted
  * is gone.
  *
@@ -62,6 +65,16 @@ struct mem {
 };
 
 static struct mem before;
+
+/* /proc/slabinfo's caches (readable by root): name, bytes in objects. */
+#define MAX_CACHES 512
+struct caches {
+	unsigned int n;
+	char name[MAX_CACHES][64];
+	long long bytes[MAX_CACHES];
+};
+
+static struct caches caches_before;
 
 static double now(void)
 {
@@ -129,10 +142,63 @@ static struct mem mem_now(void)
 	return m;
 }
 
+static void caches_now(struct caches *c)
+{
+	char line[512], name[64];
+	long long active, num, size;
+	FILE *f = fopen("/proc/slabinfo", "r");
+
+	c->n = 0;
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f) && c->n < MAX_CACHES) {
+		if (sscanf(line, "%63s %lld %lld %lld", name, &active, &num,
+			   &size) != 4)
+			continue;
+		snprintf(c->name[c->n], sizeof(c->name[0]), "%s", name);
+		c->bytes[c->n++] = num * size;
+	}
+	fclose(f);
+}
+
+/*
+ * The caches that grew by a tenth of a KiB a QP or more, for the log:
+ * where the slab figure goes. What Slab: counts beyond the caches is
+ * kmalloc's large allocations, whole pages.
+ */
+static void print_caches(const char *prefix, unsigned int n,
+			 long long slab_kib)
+{
+	static struct caches c;
+	long long sum = 0;
+	unsigned int i, j;
+
+	caches_now(&c);
+	if (!c.n || !caches_before.n)
+		return;
+	for (i = 0; i < c.n; i++) {
+		long long d = c.bytes[i];
+
+		for (j = 0; j < caches_before.n; j++)
+			if (!strcmp(caches_before.name[j], c.name[i])) {
+				d -= caches_before.bytes[j];
+				break;
+			}
+		sum += d;
+		if (d >= (long long)n * 1024 / 10)
+			printf("%sslab_cache %s %.2f\n", prefix, c.name[i],
+			       (double)d / 1024 / n);
+	}
+	printf("%sslab_pages_kib_qp %.2f\n", prefix,
+	       ((double)slab_kib - sum / 1024.0) / n);
+}
+
 /* What this side holds more than at the start, per QP. */
 static void print_mem(const char *prefix, unsigned int n)
 {
 	struct mem m = mem_now();
+
+	print_caches(prefix, n, m.slab - before.slab);
 
 	printf("%sslab_kib_qp %.2f\n", prefix, (double)(m.slab - before.slab) / n);
 	printf("%svmalloc_kib_qp %.2f\n", prefix,
@@ -400,6 +466,7 @@ int main(int argc, char **argv)
 	}
 	if (opt.server == !!opt.host || !opt.qps || !opt.window || !opt.timeout)
 		help();
+	caches_now(&caches_before);
 	before = mem_now();
 	deadline = now() + opt.timeout;
 	chan = rdma_create_event_channel();
