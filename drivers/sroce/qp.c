@@ -507,7 +507,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 {
 	struct sroce_dev *sdev = to_sdev(ibqp->device);
 	struct sroce_qp *qp = to_sqp(ibqp);
-	struct sroce_rjob *jobs;
+	struct sroce_rjobs_mem jobs = {};
 	u32 qpn;
 	int err;
 
@@ -538,12 +538,10 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	err = dst_cache_init(&qp->dst_cache, GFP_KERNEL);
 	if (err)
 		goto err_res;
-	jobs = kvzalloc(sroce_rjobs_size(0), GFP_KERNEL_ACCOUNT);
-	if (!jobs) {
-		err = -ENOMEM;
+	err = sroce_resp_jobs_alloc(&jobs, 0);
+	if (err)
 		goto err_dst;
-	}
-	sroce_resp_jobs_init(qp, jobs, 0);
+	sroce_resp_jobs_init(qp, &jobs, 0);
 	err = sroce_qp_ref_init(qp);
 	if (err)
 		goto err_jobs;
@@ -586,7 +584,7 @@ err_queues:
 err_ref:
 	kfree(qp->ref);
 err_jobs:
-	kvfree(qp->resp.jobs);
+	sroce_resp_jobs_free(&jobs);
 err_dst:
 	dst_cache_destroy(&qp->dst_cache);
 err_res:
@@ -623,6 +621,7 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	sroce_queue_free(&qp->sq);
 	kvfree(qp->swqe);
 	kvfree(qp->resp.jobs);
+	kvfree(qp->resp.rd_hist);
 	dst_cache_destroy(&qp->dst_cache);
 	sroce_big_head_free(&qp->req.big_head);
 	sroce_big_head_free(&qp->resp.big_head);
@@ -754,7 +753,7 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *a, int mask,
 	struct sroce_qp *qp = to_sqp(ibqp);
 	struct sroce_dev *sdev = qp->sdev;
 	enum ib_qp_state cur, next;
-	struct sroce_rjob *jobs = NULL;
+	struct sroce_rjobs_mem jobs = {};
 	struct rxe_av av = {};
 	bool flush = false;
 	u32 resets, nhist = 0;
@@ -775,9 +774,7 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *a, int mask,
 	    a->max_dest_rd_atomic <= SROCE_MAX_QP_RD_ATOM) {
 		nhist = max_t(u32, a->max_dest_rd_atomic, 1);
 		if (nhist > READ_ONCE(qp->resp.rd_hist_n)) {
-			jobs = kvzalloc(sroce_rjobs_size(nhist),
-					GFP_KERNEL_ACCOUNT);
-			if (!jobs)
+			if (sroce_resp_jobs_alloc(&jobs, nhist))
 				return -ENOMEM;
 		}
 	}
@@ -844,8 +841,8 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *a, int mask,
 		qp->max_rd_atomic = a->max_rd_atomic;
 	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
 		qp->max_dest_rd_atomic = a->max_dest_rd_atomic;
-	if (jobs && nhist > qp->resp.rd_hist_n)
-		jobs = sroce_resp_jobs_swap(qp, jobs, nhist);
+	if (jobs.jobs && nhist > qp->resp.rd_hist_n)
+		sroce_resp_jobs_swap(qp, &jobs, nhist);
 	if (mask & IB_QP_DEST_QPN)
 		qp->dest_qpn = a->dest_qp_num & SROCE_QPN_MASK;
 
@@ -868,7 +865,7 @@ out:
 	resets = qp->resets;
 	spin_unlock(&qp->resp.lock);
 	spin_unlock_bh(&qp->req.lock);
-	kvfree(jobs);	/* the old ring, or the new one unused */
+	sroce_resp_jobs_free(&jobs);	/* the old ones, or new ones unused */
 	if (flush) {
 		sroce_qp_error(qp, resets);
 		/* Nothing more will be taken from the SRQ for this QP. */

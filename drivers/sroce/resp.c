@@ -123,19 +123,47 @@ bool sroce_resp_push(struct sroce_qp *qp, const struct sroce_rjob *j)
 EXPORT_SYMBOL_IF_KUNIT(sroce_resp_push);
 
 /**
+ * sroce_resp_jobs_alloc() - a job ring and READ history, zeroed
+ * @m: set to them
+ * @max_dest_rd_atomic: what they are sized for
+ *
+ * Charged to the caller's memory cgroup.
+ *
+ * Return: 0 or -ENOMEM, with nothing allocated.
+ */
+int sroce_resp_jobs_alloc(struct sroce_rjobs_mem *m, u32 max_dest_rd_atomic)
+{
+	m->jobs = kvcalloc(sroce_rjobs_for(max_dest_rd_atomic),
+			   sizeof(*m->jobs), GFP_KERNEL_ACCOUNT);
+	m->hist = kvcalloc(max(max_dest_rd_atomic, 1U), sizeof(*m->hist),
+			   GFP_KERNEL_ACCOUNT);
+	if (m->jobs && m->hist)
+		return 0;
+	sroce_resp_jobs_free(m);
+	return -ENOMEM;
+}
+
+/* Either may be NULL. */
+void sroce_resp_jobs_free(struct sroce_rjobs_mem *m)
+{
+	kvfree(m->jobs);
+	kvfree(m->hist);
+	m->jobs = NULL;
+	m->hist = NULL;
+}
+
+/**
  * sroce_resp_jobs_init() - give a new QP its job ring and history
  * @qp: the QP, not yet in use
- * @jobs: sroce_rjobs_size(@max_dest_rd_atomic) bytes, zeroed
+ * @m: from sroce_resp_jobs_alloc(@max_dest_rd_atomic); the QP owns them
  * @max_dest_rd_atomic: what they are sized for
  */
-void sroce_resp_jobs_init(struct sroce_qp *qp, struct sroce_rjob *jobs,
+void sroce_resp_jobs_init(struct sroce_qp *qp, struct sroce_rjobs_mem *m,
 			  u32 max_dest_rd_atomic)
 {
-	u32 n = sroce_rjobs_for(max_dest_rd_atomic);
-
-	qp->resp.jobs = jobs;
-	qp->resp.jobs_mask = n - 1;
-	qp->resp.rd_hist = (struct sroce_rd_hist *)(jobs + n);
+	qp->resp.jobs = m->jobs;
+	qp->resp.jobs_mask = sroce_rjobs_for(max_dest_rd_atomic) - 1;
+	qp->resp.rd_hist = m->hist;
 	qp->resp.rd_hist_n = max(max_dest_rd_atomic, 1U);
 	qp->resp.rd_hist_next = 0;
 }
@@ -144,35 +172,32 @@ EXPORT_SYMBOL_IF_KUNIT(sroce_resp_jobs_init);
 /**
  * sroce_resp_jobs_swap() - move the responder's jobs to a larger ring
  * @qp: the QP; caller holds resp.lock
- * @jobs: the new ring, sroce_rjobs_size(@max_dest_rd_atomic) bytes, zeroed
- * @max_dest_rd_atomic: what it is sized for, more than the present ring
+ * @m: the new ring and history, from sroce_resp_jobs_alloc(); on return
+ *	the old ones, for the caller to free once the lock is dropped
+ * @max_dest_rd_atomic: what they are sized for, more than the present ring
  *
  * The jobs owed keep their positions, so their order, across the wrap;
  * the history keeps its requests, oldest first.
- *
- * Return: the old ring, for the caller to free once the lock is dropped.
  */
-struct sroce_rjob *sroce_resp_jobs_swap(struct sroce_qp *qp,
-					struct sroce_rjob *jobs,
-					u32 max_dest_rd_atomic)
+void sroce_resp_jobs_swap(struct sroce_qp *qp, struct sroce_rjobs_mem *m,
+			  u32 max_dest_rd_atomic)
 {
 	u32 n = sroce_rjobs_for(max_dest_rd_atomic), i, k;
-	struct sroce_rjob *old = qp->resp.jobs;
-	struct sroce_rd_hist *hist = (struct sroce_rd_hist *)(jobs + n);
 	u32 hn = max(max_dest_rd_atomic, 1U);
+	struct sroce_rjobs_mem old = { qp->resp.jobs, qp->resp.rd_hist };
 
 	lockdep_assert_held(&qp->resp.lock);
 	for (i = qp->resp.job_head; i != qp->resp.job_tail; i++)
-		jobs[i & (n - 1)] = *sroce_rjob_at(qp, i);
+		m->jobs[i & (n - 1)] = *sroce_rjob_at(qp, i);
 	for (k = 0; k < qp->resp.rd_hist_n && k < hn; k++)
-		hist[k] = qp->resp.rd_hist[(qp->resp.rd_hist_next + k) %
-					   qp->resp.rd_hist_n];
-	qp->resp.jobs = jobs;
+		m->hist[k] = qp->resp.rd_hist[(qp->resp.rd_hist_next + k) %
+					      qp->resp.rd_hist_n];
+	qp->resp.jobs = m->jobs;
 	qp->resp.jobs_mask = n - 1;
-	qp->resp.rd_hist = hist;
+	qp->resp.rd_hist = m->hist;
 	qp->resp.rd_hist_n = hn;
 	qp->resp.rd_hist_next = k % hn;
-	return old;
+	*m = old;
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_resp_jobs_swap);
 

@@ -528,12 +528,15 @@ static inline u32 sroce_rjobs_for(u32 max_dest_rd_atomic)
 	return roundup_pow_of_two(2 * max(max_dest_rd_atomic, 1U) + 2);
 }
 
-/* The bytes of a job ring for @max_dest_rd_atomic, with its history. */
-static inline size_t sroce_rjobs_size(u32 max_dest_rd_atomic)
-{
-	return sroce_rjobs_for(max_dest_rd_atomic) * sizeof(struct sroce_rjob) +
-	       max(max_dest_rd_atomic, 1U) * sizeof(struct sroce_rd_hist);
-}
+/*
+ * A job ring and READ history for a max_dest_rd_atomic, allocated apart:
+ * together, 16 READs' 2432 bytes took a 4 KiB object, apart 2 KiB and
+ * 512 bytes (sroce_resp_jobs_alloc()).
+ */
+struct sroce_rjobs_mem {
+	struct sroce_rjob	*jobs;
+	struct sroce_rd_hist	*hist;
+};
 
 /*
  * Unacknowledged PSNs in flight per QP, at most; to a QP in the same
@@ -1373,11 +1376,12 @@ static inline bool sroce_resp_odp_miss(int err)
 
 void sroce_resp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt);
 bool sroce_resp_push(struct sroce_qp *qp, const struct sroce_rjob *j);
-void sroce_resp_jobs_init(struct sroce_qp *qp, struct sroce_rjob *jobs,
+int sroce_resp_jobs_alloc(struct sroce_rjobs_mem *m, u32 max_dest_rd_atomic);
+void sroce_resp_jobs_free(struct sroce_rjobs_mem *m);
+void sroce_resp_jobs_init(struct sroce_qp *qp, struct sroce_rjobs_mem *m,
 			  u32 max_dest_rd_atomic);
-struct sroce_rjob *sroce_resp_jobs_swap(struct sroce_qp *qp,
-					struct sroce_rjob *jobs,
-					u32 max_dest_rd_atomic);
+void sroce_resp_jobs_swap(struct sroce_qp *qp, struct sroce_rjobs_mem *m,
+			  u32 max_dest_rd_atomic);
 void sroce_resp_replay(struct sroce_qp *qp, const struct sroce_rjob *j);
 void sroce_resp_reset(struct sroce_qp *qp);
 

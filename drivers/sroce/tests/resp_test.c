@@ -335,17 +335,30 @@ static void resp_uc_accept(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, in_msg, MSG_NONE);
 }
 
+/* A job ring and history for @rd, zeroed, freed with the test. */
+static struct sroce_rjobs_mem rjobs_mem(struct kunit *test, u32 rd)
+{
+	struct sroce_rjobs_mem m = {
+		.jobs = kunit_kcalloc(test, sroce_rjobs_for(rd),
+				      sizeof(*m.jobs), GFP_KERNEL),
+		.hist = kunit_kcalloc(test, max(rd, 1U), sizeof(*m.hist),
+				      GFP_KERNEL),
+	};
+
+	KUNIT_ASSERT_NOT_NULL(test, m.jobs);
+	KUNIT_ASSERT_NOT_NULL(test, m.hist);
+	return m;
+}
+
 /* A responder with a job ring and nothing else: what the ring code uses. */
 static struct sroce_qp *ring_qp(struct kunit *test, u32 pos)
 {
 	struct sroce_qp *qp = kunit_kzalloc(test, sizeof(*qp), GFP_KERNEL);
-	struct sroce_rjob *jobs;
+	struct sroce_rjobs_mem m;
 
 	KUNIT_ASSERT_NOT_NULL(test, qp);
-	jobs = kunit_kzalloc(test, sroce_rjobs_size(SROCE_MAX_QP_RD_ATOM),
-			     GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, jobs);
-	sroce_resp_jobs_init(qp, jobs, SROCE_MAX_QP_RD_ATOM);
+	m = rjobs_mem(test, SROCE_MAX_QP_RD_ATOM);
+	sroce_resp_jobs_init(qp, &m, SROCE_MAX_QP_RD_ATOM);
 	spin_lock_init(&qp->resp.lock);
 	qp->pmtu = 1024;
 	qp->resp.job_head = pos;
@@ -412,12 +425,10 @@ static void resp_ring_grow(struct kunit *test)
 {
 	struct sroce_qp *qp = ring_qp(test, U32_MAX - 1);
 	struct sroce_rjob j = { .type = SROCE_RJOB_READ, .len = 1024 };
-	struct sroce_rjob *jobs, *old;
+	struct sroce_rjobs_mem m = rjobs_mem(test, 2), old;
 	u32 i;
 
-	jobs = kunit_kzalloc(test, sroce_rjobs_size(2), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, jobs);
-	sroce_resp_jobs_init(qp, jobs, 2);
+	sroce_resp_jobs_init(qp, &m, 2);
 	qp->resp.job_head = U32_MAX - 1;
 	qp->resp.job_tail = U32_MAX - 1;
 	/* Three requests remembered, the oldest overwritten by the third. */
@@ -443,14 +454,17 @@ static void resp_ring_grow(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, push_locked(qp, &j));
 
 	/* max_dest_rd_atomic 7: 16 jobs, 7 requests remembered. */
-	jobs = kunit_kzalloc(test, sroce_rjobs_size(7), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, jobs);
+	old = m;
+	m = rjobs_mem(test, 7);
 	spin_lock_bh(&qp->resp.lock);
-	old = sroce_resp_jobs_swap(qp, jobs, 7);
+	sroce_resp_jobs_swap(qp, &m, 7);
 	spin_unlock_bh(&qp->resp.lock);
 	KUNIT_EXPECT_EQ(test, qp->resp.jobs_mask, 15U);
-	KUNIT_EXPECT_PTR_EQ(test, qp->resp.jobs, jobs);
-	KUNIT_EXPECT_TRUE(test, old != jobs);
+	/* The old ones come back, for the caller to free. */
+	KUNIT_EXPECT_PTR_EQ(test, m.jobs, old.jobs);
+	KUNIT_EXPECT_PTR_EQ(test, m.hist, old.hist);
+	KUNIT_EXPECT_TRUE(test, qp->resp.jobs != old.jobs);
+	KUNIT_EXPECT_TRUE(test, qp->resp.rd_hist != old.hist);
 	KUNIT_EXPECT_EQ(test, qp->resp.rd_hist_n, 7U);
 	KUNIT_EXPECT_EQ(test, qp->resp.rd_hist_next, 2U);
 	KUNIT_EXPECT_EQ(test, qp->resp.rd_hist[0].psn, 101U);
