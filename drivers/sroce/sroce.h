@@ -549,8 +549,8 @@ struct sroce_rjobs_mem {
  * A copy lives until its WQE completes, as a retransmission rebuilds the
  * packets from it, so this bounds the WQEs in flight, not the queue's
  * depth: the rest wait in the ring, unread, until copies are free. 64
- * messages of one packet are a quarter of the PSN window; one of 4 KiB
- * at IB MTU 1024 already fills it.
+ * messages of one packet are a quarter of the PSN window; 64 of 4 KiB
+ * at IB MTU 1024 fill it.
  */
 #define SROCE_SWQE_WINDOW	64
 /*
